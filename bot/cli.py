@@ -1,0 +1,80 @@
+"""The `frontdesk` command line: parse arguments, load settings, dispatch to one command module.
+
+Every subcommand lives in ``bot/commands/<name>.py`` as ``main(args, settings) -> int`` and is
+imported only when used, so ``frontdesk --help`` stays fast (the model SDKs take ~1 s to import).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from bot.settings import Settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole CLI contract of design §5 in one place."""
+    parser = argparse.ArgumentParser(
+        prog="frontdesk",
+        description="Frontdesk: a self-hosted assistant that triages every message with a graph.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("run", help="start every adapter with a token configured; else the console")
+
+    chat = sub.add_parser("chat", help="send one message through the gateway and print the reply")
+    chat.add_argument("text", metavar="TEXT")
+    chat.add_argument("--user", metavar="ID", help="send as this allowed (non-owner) user")
+    chat.add_argument("--json", action="store_true", help="print a JSON object only")
+
+    agenda = sub.add_parser("agenda", help="events overlapping a window (default: today)")
+    agenda.add_argument("--calendar", metavar="PATH_OR_URL")
+    agenda.add_argument("--start", metavar="ISO")
+    agenda.add_argument("--end", metavar="ISO")
+    agenda.add_argument("--tz", metavar="ZONE")
+    agenda.add_argument("--json", action="store_true")
+
+    memory = sub.add_parser("memory", help="the owner's notes")
+    memory_sub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    memory_sub.add_parser("add", help="save a note").add_argument("text", metavar="TEXT")
+    memory_sub.add_parser("search", help="search notes").add_argument("query", metavar="QUERY")
+    memory_sub.add_parser("forget", help="delete a note").add_argument("id", metavar="ID")
+
+    dashboard = sub.add_parser("dashboard", help="serve the local web page of runs")
+    dashboard.add_argument("--port", type=int, default=None)
+    dashboard.add_argument("--host", default="127.0.0.1")
+
+    runs = sub.add_parser("runs", help="list recent runs, or show one run's trace")
+    runs.add_argument("run_id", nargs="?", metavar="RUN_ID")
+
+    graph = sub.add_parser("graph", help="print a workflow's graph")
+    graph.add_argument("name", metavar="NAME")
+    graph.add_argument("--mermaid", action="store_true", help="as a Mermaid diagram (default)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    from dotenv import load_dotenv
+
+    load_dotenv(os.path.join(os.getcwd(), ".env"), override=False)
+    try:
+        settings = Settings.from_env(os.environ)
+    except ValueError as exc:
+        print(f"frontdesk: {exc}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"bot.commands.{args.command}")
+    code: int = module.main(args, settings)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

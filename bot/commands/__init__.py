@@ -1,0 +1,1 @@
+"""Implementations of the `frontdesk` CLI subcommands, one module each, imported lazily."""

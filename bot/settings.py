@@ -1,0 +1,126 @@
+"""Frontdesk's settings, read from a mapping (``os.environ`` in production, a dict in tests).
+
+Nothing here reads the process environment by itself: ``Settings.from_env(os.environ)`` is
+called once at start (after ``load_dotenv``), and the result is passed to whatever needs it.
+Secrets are kept out of ``repr`` so a settings object can be logged safely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _ids(raw: str | None) -> frozenset[str]:
+    """Parse a comma-separated list of user ids, ignoring blanks."""
+    return frozenset(part.strip() for part in (raw or "").split(",") if part.strip())
+
+
+def _flag(raw: str | None, default: bool) -> bool:
+    if raw is None or raw.strip() == "":
+        return default
+    return raw.strip().lower() not in {"0", "false", "no", "off"}
+
+
+def _float(raw: str | None) -> float | None:
+    if raw is None or raw.strip() == "":
+        return None
+    return float(raw)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of design §5, with the embedded defaults."""
+
+    home: Path
+    graph_workflows: bool = True
+    calendar: str | None = None
+    timezone: str | None = None
+    model_provider: str = "offline"
+    small_model: str | None = None
+    big_model: str | None = None
+    daily_budget_usd: float | None = None
+    notify: str | None = None
+    dashboard_port: int | None = None
+    brief_at: str | None = None
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None
+    telegram_bot_token: str | None = field(default=None, repr=False)
+    telegram_base_url: str | None = None
+    telegram_owner_id: str | None = None
+    telegram_allowed_users: frozenset[str] = frozenset()
+    discord_bot_token: str | None = field(default=None, repr=False)
+    discord_base_url: str | None = None
+    discord_owner_id: str | None = None
+    discord_allowed_users: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Read the settings from an environment-like mapping."""
+
+        def get(name: str) -> str | None:
+            value = env.get(name)
+            return value.strip() if value and value.strip() else None
+
+        home = Path(get("FRONTDESK_HOME") or Path.home() / ".frontdesk").expanduser()
+        port = get("FRONTDESK_DASHBOARD_PORT")
+        return cls(
+            home=home,
+            graph_workflows=_flag(get("FRONTDESK_GRAPH_WORKFLOWS"), True),
+            calendar=get("FRONTDESK_CALENDAR"),
+            timezone=get("FRONTDESK_TIMEZONE"),
+            model_provider=choose_provider(env),
+            small_model=get("FRONTDESK_SMALL_MODEL"),
+            big_model=get("FRONTDESK_BIG_MODEL"),
+            daily_budget_usd=_float(get("FRONTDESK_DAILY_BUDGET_USD")),
+            notify=get("FRONTDESK_NOTIFY"),
+            dashboard_port=int(port) if port else None,
+            brief_at=get("FRONTDESK_BRIEF_AT"),
+            anthropic_api_key=get("ANTHROPIC_API_KEY"),
+            anthropic_base_url=get("ANTHROPIC_BASE_URL"),
+            openai_api_key=get("OPENAI_API_KEY"),
+            openai_base_url=get("OPENAI_BASE_URL"),
+            telegram_bot_token=get("TELEGRAM_BOT_TOKEN"),
+            telegram_base_url=get("TELEGRAM_BASE_URL"),
+            telegram_owner_id=get("TELEGRAM_OWNER_ID"),
+            telegram_allowed_users=_ids(get("TELEGRAM_ALLOWED_USERS")),
+            discord_bot_token=get("DISCORD_BOT_TOKEN"),
+            discord_base_url=get("DISCORD_BASE_URL"),
+            discord_owner_id=get("DISCORD_OWNER_ID"),
+            discord_allowed_users=_ids(get("DISCORD_ALLOWED_USERS")),
+        )
+
+    @property
+    def database(self) -> Path:
+        """The one SQLite file under ``FRONTDESK_HOME``."""
+        return self.home / "frontdesk.db"
+
+    @property
+    def traces_dir(self) -> Path:
+        """Where JSONL trace exports go."""
+        return self.home / "traces"
+
+    def secrets(self) -> list[str]:
+        """Every configured secret, for scrubbing logs and error messages."""
+        values = [self.anthropic_api_key, self.openai_api_key, self.telegram_bot_token,
+                  self.discord_bot_token]
+        return [v for v in values if v]
+
+
+def choose_provider(env: Mapping[str, str]) -> str:
+    """Design §3: explicit choice, else anthropic with a key, else openai, else offline."""
+    explicit = (env.get("FRONTDESK_MODEL_PROVIDER") or "").strip().lower()
+    if explicit:
+        if explicit not in {"anthropic", "openai", "offline"}:
+            raise ValueError(
+                f"FRONTDESK_MODEL_PROVIDER={explicit!r} is not one of anthropic, openai, offline."
+            )
+        return explicit
+    if (env.get("ANTHROPIC_API_KEY") or "").strip():
+        return "anthropic"
+    if (env.get("OPENAI_API_KEY") or "").strip() or (env.get("OPENAI_BASE_URL") or "").strip():
+        return "openai"
+    return "offline"

@@ -1,0 +1,1 @@
+"""Frontdesk's graph engine, node factories and workflows; imports nothing from `bot/`."""

@@ -1,0 +1,1 @@
+"""Frontdesk's SQLite database: migrations, notes and chat history in FTS5."""
