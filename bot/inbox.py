@@ -1,0 +1,240 @@
+"""The gateway's durable ledger: inbox, outbox, refusals, buttons and adapter cursors.
+
+Nothing lost, nothing doubled rests on these tables. A message is recorded in the inbox
+*before* any work on it, keyed by (platform, chat, message id), so a re-delivered message is
+seen as known and one received before a crash is found again at start. A reply is written to
+the outbox as numbered parts before the first part is sent, and each part is marked when the
+platform accepted it, so a crash mid-reply resumes with the parts not yet sent.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from memory.db import migrate
+
+MIGRATIONS = [
+    ("gateway_001_inbox", """
+        CREATE TABLE inbox (
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'received',
+            run_id TEXT,
+            route TEXT,
+            received_at REAL NOT NULL,
+            done_at REAL,
+            PRIMARY KEY (platform, chat_id, message_id)
+        );
+        CREATE INDEX inbox_open ON inbox (status) WHERE status = 'received';
+    """),
+    ("gateway_002_outbox", """
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            reply_key TEXT NOT NULL,
+            part_no INTEGER NOT NULL,
+            parts INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            buttons TEXT,
+            created_at REAL NOT NULL,
+            sent_at REAL,
+            platform_message_id TEXT,
+            UNIQUE (platform, chat_id, reply_key, part_no)
+        );
+        CREATE INDEX outbox_unsent ON outbox (platform) WHERE sent_at IS NULL;
+    """),
+    ("gateway_003_refusals_buttons_cursors", """
+        CREATE TABLE refusals (
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            refused_at REAL NOT NULL,
+            PRIMARY KEY (platform, chat_id)
+        );
+        CREATE TABLE buttons (
+            token TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            wait_key TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            label TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE cursors (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+    """),
+]
+
+
+@dataclass(frozen=True)
+class OutboxPart:
+    """One numbered part of a reply, and whether the platform has accepted it yet."""
+
+    id: int
+    platform: str
+    chat_id: str
+    reply_key: str
+    part_no: int
+    parts: int
+    text: str
+    buttons: list[dict[str, str]] | None
+    sent: bool
+
+
+@dataclass(frozen=True)
+class ButtonTarget:
+    """What an opaque button token stands for: an answer to one wait of one run."""
+
+    run_id: str
+    wait_key: str
+    answer: str
+    label: str
+
+
+class Ledger:
+    """Inbox, outbox, refusals, button tokens and cursors on one SQLite connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        migrate(conn, MIGRATIONS)
+
+    # -- inbox -------------------------------------------------------------------------
+    def record(self, platform: str, chat_id: str, message_id: str, user_id: str,
+               payload: dict[str, Any]) -> bool:
+        """Record an incoming message; False when it was already known (a re-delivery)."""
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO inbox (platform, chat_id, message_id, user_id, payload,"
+            " received_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (platform, chat_id, message_id, user_id, json.dumps(payload), time.time()))
+        return cur.rowcount == 1
+
+    def set_run(self, platform: str, chat_id: str, message_id: str, run_id: str) -> None:
+        """Remember which run is answering this message."""
+        self.conn.execute(
+            "UPDATE inbox SET run_id = ? WHERE platform = ? AND chat_id = ? AND message_id = ?",
+            (run_id, platform, chat_id, message_id))
+
+    def finish(self, platform: str, chat_id: str, message_id: str, status: str,
+               route: str | None) -> None:
+        """Close a message: answered, failed (visibly) or ignored."""
+        self.conn.execute(
+            "UPDATE inbox SET status = ?, route = ?, done_at = ?"
+            " WHERE platform = ? AND chat_id = ? AND message_id = ?",
+            (status, route, time.time(), platform, chat_id, message_id))
+
+    def status(self, platform: str, chat_id: str, message_id: str) -> str | None:
+        """The inbox status of one message, or None if it was never recorded."""
+        row = self.conn.execute(
+            "SELECT status FROM inbox WHERE platform = ? AND chat_id = ? AND message_id = ?",
+            (platform, chat_id, message_id)).fetchone()
+        return str(row[0]) if row else None
+
+    def unfinished(self, platform: str | None = None) -> list[dict[str, Any]]:
+        """Payloads of messages received but not yet closed, oldest first (for recovery)."""
+        sql = "SELECT payload FROM inbox WHERE status = 'received'"
+        args: tuple[str, ...] = ()
+        if platform is not None:
+            sql += " AND platform = ?"
+            args = (platform,)
+        rows = self.conn.execute(sql + " ORDER BY received_at, rowid", args).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    # -- outbox ------------------------------------------------------------------------
+    def enqueue(self, platform: str, chat_id: str, reply_key: str, parts: list[str],
+                buttons: list[dict[str, str]] | None = None) -> list[OutboxPart]:
+        """Write a reply's parts once; a second call with the same key returns the first."""
+        now = time.time()
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for number, text in enumerate(parts, start=1):
+                last = number == len(parts)
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO outbox (platform, chat_id, reply_key, part_no, parts,"
+                    " text, buttons, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (platform, chat_id, reply_key, number, len(parts), text,
+                     json.dumps(buttons) if buttons and last else None, now))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return self.parts(platform, chat_id, reply_key)
+
+    def parts(self, platform: str, chat_id: str, reply_key: str) -> list[OutboxPart]:
+        """All parts of one reply, in order."""
+        rows = self.conn.execute(
+            "SELECT id, platform, chat_id, reply_key, part_no, parts, text, buttons, sent_at"
+            " FROM outbox WHERE platform = ? AND chat_id = ? AND reply_key = ? ORDER BY part_no",
+            (platform, chat_id, reply_key)).fetchall()
+        return [_part(row) for row in rows]
+
+    def unsent(self, platform: str) -> list[OutboxPart]:
+        """Parts not yet accepted by the platform, in the order they were written."""
+        rows = self.conn.execute(
+            "SELECT id, platform, chat_id, reply_key, part_no, parts, text, buttons, sent_at"
+            " FROM outbox WHERE platform = ? AND sent_at IS NULL ORDER BY id",
+            (platform,)).fetchall()
+        return [_part(row) for row in rows]
+
+    def mark_sent(self, part_id: int, platform_message_id: str | None) -> None:
+        """The platform accepted this part: it must never be sent again."""
+        self.conn.execute(
+            "UPDATE outbox SET sent_at = ?, platform_message_id = ? WHERE id = ?",
+            (time.time(), platform_message_id, part_id))
+
+    # -- refusals ----------------------------------------------------------------------
+    def refuse_once(self, platform: str, chat_id: str) -> bool:
+        """True the first time an unknown user is seen in a chat; False ever after."""
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO refusals (platform, chat_id, refused_at) VALUES (?, ?, ?)",
+            (platform, chat_id, time.time()))
+        return cur.rowcount == 1
+
+    # -- buttons -----------------------------------------------------------------------
+    def button_token(self, run_id: str, wait_key: str, answer: str, label: str) -> str:
+        """An opaque, unguessable token (22 chars, fits Telegram's 64 bytes) for one answer."""
+        token = secrets.token_urlsafe(16)
+        self.conn.execute(
+            "INSERT INTO buttons (token, run_id, wait_key, answer, label, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)", (token, run_id, wait_key, answer, label, time.time()))
+        return token
+
+    def button(self, token: str) -> ButtonTarget | None:
+        """What a pressed token means, or None for a forged or unknown one."""
+        row = self.conn.execute(
+            "SELECT run_id, wait_key, answer, label FROM buttons WHERE token = ?",
+            (token[:64],)).fetchone()
+        return ButtonTarget(*row) if row else None
+
+    # -- cursors -----------------------------------------------------------------------
+    def cursor(self, name: str) -> str | None:
+        """An adapter's saved position (Telegram's update offset, Discord's last message)."""
+        row = self.conn.execute("SELECT value FROM cursors WHERE name = ?", (name,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_cursor(self, name: str, value: str) -> None:
+        """Move an adapter's saved position."""
+        self.conn.execute(
+            "INSERT INTO cursors (name, value) VALUES (?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET value = excluded.value", (name, value))
+
+    def cursors(self, prefix: str) -> dict[str, str]:
+        """Every cursor whose name starts with a prefix."""
+        rows = self.conn.execute("SELECT name, value FROM cursors WHERE name LIKE ? ESCAPE '\\'",
+                                 (prefix.replace("%", "\\%").replace("_", "\\_") + "%",))
+        return {str(name): str(value) for name, value in rows.fetchall()}
+
+
+def _part(row: tuple[Any, ...]) -> OutboxPart:
+    id_, platform, chat_id, reply_key, part_no, parts, text, buttons, sent_at = row
+    return OutboxPart(id=id_, platform=platform, chat_id=chat_id, reply_key=reply_key,
+                      part_no=part_no, parts=parts, text=text,
+                      buttons=json.loads(buttons) if buttons else None, sent=sent_at is not None)
