@@ -113,11 +113,11 @@ def redact(source: str) -> str:
 class Calendar:
     """The owner's calendar: ``events(start, end)`` and ``next_hours(h)`` in one zone."""
 
-    def __init__(self, source: str, *, tz: str | None, cache_dir: Path,
+    def __init__(self, source: str, *, tz: str | tzinfo | None, cache_dir: Path,
                  client: httpx.Client | None = None, max_age: float = 300.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.source = source
-        self.zone = zone_named(tz) if tz else machine_zone()
+        self.zone = zone_named(tz) if isinstance(tz, str) else tz or machine_zone()
         self.cache_dir = cache_dir
         self._client = client
         self._max_age = max_age
