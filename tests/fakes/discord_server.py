@@ -1,0 +1,439 @@
+"""A fake Discord (REST API v10 + gateway) on 127.0.0.1 that the real discord.py client uses.
+
+One aiohttp server: REST under ``/api/v10``, the gateway websocket at ``/`` on the same port,
+so ``DISCORD_BASE_URL=<fake.base_url>`` is all a bot needs. Tests drive it with
+``push_message`` / ``push_interaction`` / ``drop_connection`` and read what the bot did from
+``sent``, ``calls``, ``interaction_responses`` and ``history``; ``wait_for`` polls a
+predicate with a deadline. It runs in the test's event loop (``async with FakeDiscord()``)
+or in its own thread (``with FakeDiscord().in_thread()``) for a bot run as a subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from aiohttp import WSMsgType, web
+
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_rest import Call, RestRoutes
+
+JSON = dict[str, Any]
+T = TypeVar("T")
+
+TOKEN = "fake-discord-token"
+BOT_ID = 900_000_000_000_000_001  # on Discord the bot user's id is the application's id
+OWNER_ID = 900_000_000_000_000_002
+STRANGER_ID = 900_000_000_000_000_003
+GUILD_ID = 900_000_000_000_000_010
+CHANNEL_ID = 900_000_000_000_000_011  # the guild's text channel "general"
+BOT_ROLE_ID = 900_000_000_000_000_012
+
+GUILD_MESSAGES_INTENT = 1 << 9
+DIRECT_MESSAGES_INTENT = 1 << 12
+
+
+@dataclass
+class _Session:
+    """A gateway session: outlives its websocket so a RESUME can replay what was missed."""
+
+    session_id: str
+    intents: int
+    seq: int = 0
+    frames: list[JSON] = field(default_factory=list)
+    socket: web.WebSocketResponse | None = None
+    outbox: asyncio.Queue[JSON | None] | None = None
+
+
+class FakeDiscord:
+    """The fake server; every control is safe to call from the test's thread or loop."""
+
+    def __init__(self, *, token: str = TOKEN, heartbeat_interval_ms: int = 41_250,
+                 interaction_ttl: float = 3.0, message_content_enabled: bool = True) -> None:
+        self.token = token
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.interaction_ttl = interaction_ttl  # Discord's 3 s to acknowledge a press
+        # The portal switch: without it, IDENTIFY asking for message content is refused (4014).
+        self.message_content_enabled = message_content_enabled
+        self.ids = p.Snowflakes()
+        self.bot_user = p.user(BOT_ID, "frontdesk", bot=True)
+        self.owner = p.user(OWNER_ID, "owner")
+        self.stranger = p.user(STRANGER_ID, "stranger")
+        self.users: dict[int, JSON] = {BOT_ID: self.bot_user, OWNER_ID: self.owner,
+                                       STRANGER_ID: self.stranger}
+        self.channels: dict[int, JSON] = {CHANNEL_ID: p.text_channel(CHANNEL_ID, GUILD_ID,
+                                                                     "general")}
+        self.history_by_channel: dict[int, list[JSON]] = {CHANNEL_ID: []}
+        self.sent: dict[int, list[JSON]] = {}  # the bot's messages per channel, edits applied
+        self.calls: list[Call] = []
+        self.interactions: dict[int, JSON] = {}
+        self.interaction_responses: list[JSON] = []  # {"interaction_id", "type", "data"}
+        self.typing: dict[int, int] = {}
+        self.commands: dict[int | None, list[JSON]] = {}  # guild id (None: global) -> list
+        self.identifies: list[JSON] = []
+        self.resumes: list[JSON] = []
+        self.heartbeats = 0
+        self.rate_limit_violations: list[Call] = []
+        self._rate_limits: list[JSON] = []
+        self._sessions: dict[str, _Session] = {}
+        self._dm_by_user: dict[int, int] = {}
+        self._refuse_resume = False
+        self._lock = threading.RLock()
+        self._changed_cond = threading.Condition(self._lock)
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # -- addresses -------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """The REST base, the value for ``DISCORD_BASE_URL``."""
+        return f"http://127.0.0.1:{self.port}/api/v10"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> FakeDiscord:
+        """Serve on a free port of 127.0.0.1 in the running loop."""
+        self._loop = asyncio.get_running_loop()
+        app = web.Application()
+        app.router.add_get("/", self._gateway)
+        app.router.add_route("*", "/api/v10/{tail:.*}", RestRoutes(self).handle)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = int(self._runner.addresses[0][1])
+        return self
+
+    async def stop(self) -> None:
+        for session in list(self._sessions.values()):
+            if session.socket is not None:
+                await session.socket.close(code=1001)
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> FakeDiscord:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @contextmanager
+    def in_thread(self) -> Iterator[FakeDiscord]:
+        """Run the server in a thread of its own (for a bot started as a subprocess)."""
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self.start())
+            ready.set()
+            loop.run_forever()
+
+        self._thread = threading.Thread(target=serve, name="fake-discord", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("the fake Discord server did not start within 10 s")
+        try:
+            yield self
+        finally:
+            asyncio.run_coroutine_threadsafe(self.stop(), loop).result(10)
+            loop.call_soon_threadsafe(loop.stop)
+            self._thread.join(10)
+            loop.close()
+
+    # -- people and places -----------------------------------------------------------------
+    def add_user(self, name: str, user_id: int | None = None) -> JSON:
+        """Another person who is a member of the guild."""
+        with self._lock:
+            user = p.user(user_id or self.ids.next(), name)
+            self.users[int(user["id"])] = user
+            return user
+
+    def dm_channel_id(self, user_id: int) -> int:
+        """The DM channel between the bot and ``user_id`` (created on first use)."""
+        with self._lock:
+            if user_id not in self._dm_by_user:
+                channel_id = self.ids.next()
+                self._dm_by_user[user_id] = channel_id
+                self.channels[channel_id] = p.dm_channel(channel_id, self.users[user_id])
+                self.history_by_channel[channel_id] = []
+            return self._dm_by_user[user_id]
+
+    def member_of(self, user: JSON) -> JSON:
+        roles = [str(BOT_ROLE_ID)] if user["id"] == str(BOT_ID) else []
+        return p.member(user, roles=roles)
+
+    def guild_payload(self) -> JSON:
+        return p.guild(GUILD_ID, "Front office", owner_id=OWNER_ID,
+                       channels=[self.channels[CHANNEL_ID]],
+                       members=[self.member_of(u) for u in self.users.values()],
+                       bot_role_id=BOT_ROLE_ID)
+
+    def history(self, channel_id: int) -> list[JSON]:
+        """Every message of a channel, oldest first (what GET .../messages serves)."""
+        with self._lock:
+            return list(self.history_by_channel.get(channel_id, []))
+
+    def sent_to(self, channel_id: int) -> list[JSON]:
+        with self._lock:
+            return list(self.sent.get(channel_id, []))
+
+    def find_message(self, message_id: int | str) -> JSON | None:
+        with self._lock:
+            for messages in self.history_by_channel.values():
+                for message in messages:
+                    if message["id"] == str(message_id):
+                        return message
+            return None
+
+    # -- test controls ---------------------------------------------------------------------
+    def push_message(self, content: str, *, author: JSON | None = None, guild: bool = False,
+                     mention_bot: bool = False, reply_to: JSON | None = None,
+                     dispatch: bool = True) -> JSON:
+        """A person writes to the bot: a DM, or in the guild channel when ``guild``.
+
+        The message goes into the channel's history first, so with ``dispatch=False`` (or no
+        bot connected) it is what a bot that was down finds when it catches up.
+        """
+        author = author or self.owner
+        with self._lock:
+            message_id = self.ids.next()
+            if guild:
+                channel_id, guild_id = CHANNEL_ID, GUILD_ID
+            else:
+                channel_id, guild_id = self.dm_channel_id(int(author["id"])), None
+            mentions = [self.bot_user] if mention_bot else []
+            text = f"<@{BOT_ID}> {content}" if mention_bot else content
+            message = p.message(message_id, channel_id, author, text, guild_id=guild_id,
+                                author_member=self.member_of(author) if guild else None,
+                                mentions=mentions, reply_to=reply_to)
+            self.history_by_channel[channel_id].append(message)
+        if dispatch:
+            self.dispatch("MESSAGE_CREATE", message)
+        self._changed()
+        return message
+
+    def push_interaction(self, custom_id: str, *, message: JSON,
+                         presser: JSON | None = None) -> JSON:
+        """Someone presses the button ``custom_id`` on ``message`` (one the bot sent)."""
+        presser = presser or self.owner
+        with self._lock:
+            interaction_id = self.ids.next()
+            token = f"interaction-token-{interaction_id}"
+            guild_id = int(message["guild_id"]) if "guild_id" in message else None
+            payload = p.component_interaction(
+                interaction_id, token, app_id=BOT_ID, custom_id=custom_id, presser=presser,
+                channel=self.channels[int(message["channel_id"])],
+                message_payload=self.find_message(message["id"]) or message,
+                guild_id=guild_id, presser_member=self.member_of(presser) if guild_id else None)
+            self.interactions[interaction_id] = {"payload": payload, "at": time.monotonic(),
+                                                 "acknowledged": False,
+                                                 "message_id": message["id"]}
+        self.dispatch("INTERACTION_CREATE", payload)
+        return payload
+
+    def dispatch(self, event: str, data: JSON) -> None:
+        """Send a DISPATCH to every session (also to re-deliver an event on purpose)."""
+        self._on_loop(lambda: self._dispatch_now(event, data))
+
+    def drop_connection(self, code: int = 4000) -> None:
+        """Close every gateway websocket with a resumable code; the client RESUMEs."""
+
+        async def close_all() -> None:
+            for session in list(self._sessions.values()):
+                if session.socket is not None:
+                    await session.socket.close(code=code)
+
+        self._on_loop(lambda: asyncio.ensure_future(close_all()))
+
+    def refuse_next_resume(self) -> None:
+        """Answer the next RESUME with INVALID_SESSION, so the client IDENTIFYs afresh."""
+        with self._lock:
+            self._refuse_resume = True
+
+    def rate_limit(self, count: int = 1, *, retry_after: float = 0.2, method: str = "POST",
+                   path_pattern: str = r"/channels/\d+/messages") -> None:
+        """Answer the next ``count`` matching requests with 429 and ``retry_after``."""
+        with self._lock:
+            self._rate_limits.append({"count": count, "retry_after": retry_after,
+                                      "method": method, "pattern": re.compile(path_pattern),
+                                      "blocked_until": 0.0})
+
+    async def wait_for(self, predicate: Callable[[], T], timeout: float = 5.0,
+                       what: str = "condition") -> T:
+        """Return ``predicate()`` once truthy; re-checked on every change, until a deadline."""
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+        entry = (loop, changed)
+        deadline = loop.time() + timeout
+        with self._lock:
+            self._waiters.append(entry)
+        try:
+            while True:
+                changed.clear()  # before checking, so a change in between is not missed
+                result = predicate()
+                if result:
+                    return result
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    raise TimeoutError(f"fake Discord: no {what} within {timeout} s; "
+                                       f"last calls: {self.describe_calls()}")
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), remaining)
+        finally:
+            with self._lock:
+                self._waiters.remove(entry)
+
+    def wait_for_blocking(self, predicate: Callable[[], T], timeout: float = 5.0,
+                          what: str = "condition") -> T:
+        """``wait_for`` for code without an event loop (the server must run ``in_thread``)."""
+        deadline = time.monotonic() + timeout
+        with self._changed_cond:
+            while True:
+                result = predicate()
+                if result:
+                    return result
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"fake Discord: no {what} within {timeout} s; "
+                                       f"last calls: {self.describe_calls()}")
+                self._changed_cond.wait(remaining)
+
+    def describe_calls(self, last: int = 8) -> str:
+        return ", ".join(f"{c.method} {c.path} -> {c.status}" for c in self.calls[-last:])
+
+    # -- internals shared with the REST routes ---------------------------------------------
+    def _changed(self) -> None:
+        with self._lock:
+            self._changed_cond.notify_all()
+            for loop, event in self._waiters:
+                loop.call_soon_threadsafe(event.set)
+
+    def _on_loop(self, action: Callable[[], object]) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(action)
+
+    def _dispatch_now(self, event: str, data: JSON) -> None:
+        for session in list(self._sessions.values()):
+            visible = self._as_seen_by(session, event, data)
+            if visible is None:
+                continue
+            session.seq += 1
+            frame = {"op": 0, "t": event, "s": session.seq, "d": visible}
+            session.frames.append(frame)
+            if session.outbox is not None:
+                session.outbox.put_nowait(frame)
+        self._changed()
+
+    def _as_seen_by(self, session: _Session, event: str, data: JSON) -> JSON | None:
+        """Apply the session's intents the way Discord does (privacy of message content)."""
+        if event != "MESSAGE_CREATE":
+            return data
+        in_guild = "guild_id" in data
+        wanted = GUILD_MESSAGES_INTENT if in_guild else DIRECT_MESSAGES_INTENT
+        if not session.intents & wanted:
+            return None
+        mentioned = any(u["id"] == str(BOT_ID) for u in data["mentions"])
+        own = data["author"]["id"] == str(BOT_ID)
+        if (in_guild and not mentioned and not own
+                and not session.intents & p.MESSAGE_CONTENT_INTENT):
+            return {**data, "content": "", "embeds": [], "attachments": [], "components": []}
+        return data
+
+    # -- gateway ---------------------------------------------------------------------------
+    async def _gateway(self, request: web.Request) -> web.StreamResponse:
+        socket = web.WebSocketResponse(max_msg_size=0)
+        await socket.prepare(request)
+        await socket.send_json({"op": 10, "s": None, "t": None,
+                                "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
+        session: _Session | None = None
+        writer: asyncio.Task[None] | None = None
+        outbox: asyncio.Queue[JSON | None] | None = None
+        async for frame in socket:
+            if frame.type is not WSMsgType.TEXT:
+                continue
+            payload = json.loads(frame.data)
+            op, data = payload.get("op"), payload.get("d")
+            if op == 1:
+                self.heartbeats += 1
+                await socket.send_json({"op": 11, "s": None, "t": None, "d": None})
+            elif op in (2, 6):
+                if data.get("token") != self.token:
+                    await socket.close(code=4004, message=b"Authentication failed.")
+                    break
+                session = await self._open_session(socket, op, data)
+                if session is not None and session.outbox is not None:
+                    outbox = session.outbox
+                    writer = asyncio.ensure_future(self._write(socket, outbox))
+            self._changed()
+        if session is not None and session.socket is socket:
+            session.socket, session.outbox = None, None
+        if outbox is not None and writer is not None:
+            outbox.put_nowait(None)
+            await writer
+        return socket
+
+    async def _open_session(self, socket: web.WebSocketResponse, op: int,
+                            data: JSON) -> _Session | None:
+        """IDENTIFY makes a session (READY, GUILD_CREATE); RESUME re-attaches one and replays."""
+        if op == 2:
+            self.identifies.append(data)
+            intents = int(data.get("intents", 0))
+            if intents & p.MESSAGE_CONTENT_INTENT and not self.message_content_enabled:
+                await socket.close(code=4014, message=b"Disallowed intent(s).")
+                return None
+            session = _Session(session_id=f"session-{self.ids.next()}", intents=intents)
+            session.outbox = asyncio.Queue()
+            session.socket = socket
+            self._sessions[session.session_id] = session
+            ready = {"v": 10, "user": self.bot_user, "session_id": session.session_id,
+                     "resume_gateway_url": self.gateway_url, "session_type": "normal",
+                     "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
+                     "private_channels": [], "relationships": [],
+                     "application": {"id": str(BOT_ID), "flags": 1 << 19}}
+            for event, body in (("READY", ready), ("GUILD_CREATE", self.guild_payload())):
+                session.seq += 1
+                frame: JSON = {"op": 0, "t": event, "s": session.seq, "d": body}
+                session.frames.append(frame)
+                session.outbox.put_nowait(frame)
+            return session
+        self.resumes.append(data)
+        found = self._sessions.get(str(data.get("session_id")))
+        with self._lock:
+            refuse, self._refuse_resume = self._refuse_resume, False
+        if found is None or refuse:
+            await socket.send_json({"op": 9, "s": None, "t": None, "d": False})
+            return None
+        found.outbox = asyncio.Queue()
+        found.socket = socket
+        last_seen = int(data.get("seq") or 0)
+        for frame in found.frames:
+            if frame["s"] > last_seen:
+                found.outbox.put_nowait(frame)
+        found.seq += 1
+        resumed = {"op": 0, "t": "RESUMED", "s": found.seq, "d": {}}
+        found.frames.append(resumed)
+        found.outbox.put_nowait(resumed)
+        return found
+
+    async def _write(self, socket: web.WebSocketResponse,
+                     outbox: asyncio.Queue[JSON | None]) -> None:
+        """Send a session's frames in order; one writer per websocket keeps the order."""
+        while (frame := await outbox.get()) is not None:
+            if socket.closed:
+                return
+            with suppress(ConnectionError, RuntimeError):
+                await socket.send_json(frame)
