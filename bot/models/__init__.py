@@ -1,0 +1,86 @@
+"""Models behind one small interface, in two roles (small, big), from three providers.
+
+``build_models(settings)`` picks the provider of design §3 (``settings.model_provider``) and
+returns ``Models(small, big)``. Importing this package imports no SDK: the ``anthropic`` or
+``openai`` SDK is imported on a model's first call.
+"""
+
+from __future__ import annotations
+
+from bot.costs import CostLedger, load_prices
+from bot.models.anthropic import AnthropicClient
+from bot.models.base import (
+    BudgetExceeded,
+    Message,
+    Model,
+    ModelError,
+    Models,
+    Observer,
+    Reply,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from bot.models.guarded import GuardedModel, ProviderClient
+from bot.models.offline import OfflineModel, classify_offline, parse_intent
+from bot.models.openai import OpenAIClient
+from bot.models.retry import RetryPolicy
+from bot.settings import Settings
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "BudgetExceeded",
+    "GuardedModel",
+    "Message",
+    "Model",
+    "ModelError",
+    "Models",
+    "Observer",
+    "OfflineModel",
+    "Reply",
+    "RetryPolicy",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "build_models",
+    "classify_offline",
+    "parse_intent",
+]
+
+# (small, big) per provider when FRONTDESK_SMALL_MODEL / FRONTDESK_BIG_MODEL are not set.
+DEFAULT_MODELS: dict[str, tuple[str, str]] = {
+    "anthropic": ("claude-haiku-4-5", "claude-sonnet-4-5"),
+    "openai": ("gpt-4.1-mini", "gpt-4.1"),
+    "offline": ("offline-small", "offline-big"),
+}
+
+
+def build_models(settings: Settings, *, ledger: CostLedger | None = None,
+                 policy: RetryPolicy | None = None, timeout: float = 60.0) -> Models:
+    """The small and big models for the configured provider.
+
+    Calls to a real provider are recorded in ``ledger`` (opened on the settings' database when
+    not given) and, for the big model, checked against ``settings.daily_budget_usd``.
+    """
+    provider = settings.model_provider
+    small_default, big_default = DEFAULT_MODELS.get(provider, DEFAULT_MODELS["offline"])
+    small_name = settings.small_model or small_default
+    big_name = settings.big_model or big_default
+    if provider not in {"anthropic", "openai"}:
+        return Models(small=OfflineModel(role="small", name=small_name),
+                      big=OfflineModel(role="big", name=big_name))
+    ledger = ledger if ledger is not None else CostLedger.open(settings)
+    prices = load_prices(settings)
+
+    def client(name: str) -> ProviderClient:
+        if provider == "anthropic":
+            return AnthropicClient(name=name, api_key=settings.anthropic_api_key,
+                                   base_url=settings.anthropic_base_url, timeout=timeout)
+        return OpenAIClient(name=name, api_key=settings.openai_api_key,
+                            base_url=settings.openai_base_url, timeout=timeout)
+
+    def guarded(name: str, role: str) -> GuardedModel:
+        return GuardedModel(client(name), role=role, prices=prices, ledger=ledger,
+                            budget_usd=settings.daily_budget_usd, policy=policy)
+
+    return Models(small=guarded(small_name, "small"), big=guarded(big_name, "big"))

@@ -1,0 +1,170 @@
+"""The provider-neutral model types: messages, tool calls, replies, errors and the Model protocol.
+
+Every provider (anthropic, openai, offline) speaks in these types, so the agent loop, the
+gateway and the graph nodes never see a provider's own shapes. A message may also be given as
+a plain mapping (``{"role": "user", "content": "hi"}``): that is how ``graphs/`` talks to a
+model without importing anything from ``bot/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant", "tool"]
+Observer = Callable[[dict[str, Any]], None]
+
+ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
+
+
+@dataclass
+class ToolCall:
+    """One tool the model asked to run, with its arguments already decoded."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class Message:
+    """One turn of a conversation; ``tool`` messages answer the call named by ``tool_call_id``."""
+
+    role: Role
+    content: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+
+
+@dataclass
+class Usage:
+    """Tokens in and out of one call."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class Reply:
+    """What a model answered: text, tool calls, usage and what it cost."""
+
+    text: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    model: str
+    provider: str
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a model sees it: name, description and a JSON schema of its parameters."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ModelError(Exception):
+    """A model call that failed; ``user_message`` is one short sentence safe to show anyone.
+
+    ``transient`` tells an outer retry layer (the engine's) whether trying again could help;
+    it is False once our own retry layer has given up, so retries never multiply.
+    """
+
+    def __init__(self, user_message: str, *, transient: bool = False,
+                 status: int | None = None) -> None:
+        super().__init__(user_message)
+        self.user_message = user_message
+        self.transient = transient
+        self.status = status
+
+
+class BudgetExceeded(ModelError):
+    """The daily budget is spent: big-model calls are refused until tomorrow."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """One model in one role ("small" or "big") behind a provider."""
+
+    provider: str
+    name: str
+    role: str
+
+    async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
+                       tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
+                       purpose: str | None = None,
+                       observer: Observer | None = None) -> Reply:
+        """Answer the conversation; may ask for tools from ``tools``."""
+        ...
+
+
+@dataclass
+class Models:
+    """The two roles the bot uses: a cheap fast model and a capable one."""
+
+    small: Model
+    big: Model
+
+
+def as_message(item: Message | Mapping[str, Any]) -> Message:
+    """Accept a Message or a plain mapping with the same fields."""
+    if isinstance(item, Message):
+        return item
+    role = str(item.get("role", "user"))
+    if role not in ROLES:
+        raise ValueError(f"message role {role!r} is not one of {sorted(ROLES)}")
+    calls = [c if isinstance(c, ToolCall) else
+             ToolCall(id=str(c["id"]), name=str(c["name"]), arguments=dict(c["arguments"]))
+             for c in item.get("tool_calls") or []]
+    call_id = item.get("tool_call_id")
+    return Message(role=role, content=str(item.get("content") or ""),  # type: ignore[arg-type]
+                   tool_calls=calls, tool_call_id=str(call_id) if call_id else None)
+
+
+def as_messages(items: Sequence[Message | Mapping[str, Any]]) -> list[Message]:
+    """Normalise a whole conversation (see ``as_message``)."""
+    return [as_message(item) for item in items]
+
+
+def last_user_text(messages: Sequence[Message]) -> str:
+    """The text of the most recent user message, or "" if there is none."""
+    for message in reversed(messages):
+        if message.role == "user":
+            return message.content
+    return ""
+
+
+def resolve_observer(observer: Observer | None) -> Observer | None:
+    """The observer passed in, else the current graph node's (when running inside one)."""
+    if observer is not None:
+        return observer
+    try:
+        from graphs.engine import node_observer  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:  # the engine (or its node_observer) is not there: no graph, no events
+        return None
+    found: Observer | None = node_observer()
+    return found
+
+
+def emit(observer: Observer | None, event: dict[str, Any]) -> None:
+    """Send one event; an observer's failure never breaks a model call."""
+    if observer is None:
+        return
+    with contextlib.suppress(Exception):  # tracing is best-effort by design
+        observer(event)
+
+
+class Stopwatch:
+    """Seconds since creation, for ``duration_s`` fields."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        """Seconds elapsed, rounded to the microsecond."""
+        return round(time.perf_counter() - self.start, 6)

@@ -1,0 +1,217 @@
+"""The offline provider (design §3): deterministic rules standing in for a model, labelled offline.
+
+It is the embedded default when no key is configured and the fallback when a provider is down.
+Its agent acts through tool calls (``remember``, ``agenda``, ``search_notes``, ``notify_owner``)
+so the real loop runs the real tools; it only calls a tool that it was offered.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.models.base import (
+    Message,
+    Observer,
+    Reply,
+    Stopwatch,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    as_messages,
+    emit,
+    last_user_text,
+    resolve_observer,
+)
+
+OFFLINE_TAG = "(offline mode)"
+CAPABILITIES = ("I'm running in offline mode, so I can only do a few things: save a note "
+                "(\"remember …\"), read your agenda (\"what's on today?\") and search your "
+                "notes (ask me a question).")
+
+URGENT = re.compile(r"\b(urgent|asap|emergency|immediately|right now)\b", re.IGNORECASE)
+AGENDA = re.compile(r"\b(calendar|agenda|schedule|today|meetings?)\b", re.IGNORECASE)
+REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note)(?:\s+that)?\b[\s:,]*(?P<text>.+)$",
+                      re.IGNORECASE | re.DOTALL)
+WORD = re.compile(r"[a-z']+")
+SMALL_TALK = re.compile(r"\bhow are you( doing)?\b|\bhow's it going\b|\bwhat's up\b")
+
+GREETINGS = frozenset({"hi", "hello", "hey", "heya", "hiya", "howdy", "yo", "greetings",
+                       "morning", "afternoon", "evening"})
+THANKS = frozenset({"thanks", "thank", "thx", "ty", "cheers", "appreciated", "appreciate"})
+GOODBYES = frozenset({"bye", "goodbye", "goodnight", "cya", "farewell", "later"})
+SOCIAL_FILLER = frozenset({"good", "there", "so", "much", "a", "lot", "all", "again", "you",
+                           "everyone", "very", "many", "for", "that", "it", "the", "and", "oh",
+                           "ok", "okay", "great", "nice", "awesome", "dear", "friend", "mate",
+                           "buddy", "see", "take", "care", "night", "soon", "have", "day",
+                           "too", "bot"})
+QUESTION_WORDS = frozenset({"what", "when", "where", "who", "whom", "whose", "why", "how",
+                            "which", "is", "are", "am", "was", "were", "do", "does", "did",
+                            "can", "could", "would", "will", "should", "shall", "may", "has",
+                            "have", "had", "isn't", "aren't", "don't", "doesn't", "didn't",
+                            "can't", "won't"})
+URGENCY = {"urgent": 0.9, "social": 0.1, "question": 0.3, "task": 0.4}
+
+
+def _words(text: str) -> list[str]:
+    normalised = SMALL_TALK.sub(" smalltalk ", text.lower().replace("’", "'"))
+    return WORD.findall(normalised)
+
+
+def _social_kind(text: str) -> str | None:
+    """"greeting", "thanks" or "goodbye" when the text is only that, with no request in it."""
+    words = _words(text)
+    core = GREETINGS | THANKS | GOODBYES | {"smalltalk"}
+    if not words or not set(words) <= core | SOCIAL_FILLER or not set(words) & core:
+        return None
+    if set(words) & THANKS:
+        return "thanks"
+    if set(words) & GOODBYES:
+        return "goodbye"
+    return "greeting"
+
+
+def _is_question(text: str) -> bool:
+    if text.strip().endswith("?"):
+        return True
+    words = [w for w in _words(text) if w not in GREETINGS and w not in SOCIAL_FILLER]
+    first = words[0].removesuffix("'s") if words else ""
+    return first in QUESTION_WORDS
+
+
+def classify_offline(text: str) -> tuple[str, float]:
+    """Design §3's intent rules, first that fits: urgent, social, question, else task."""
+    if URGENT.search(text):
+        intent = "urgent"
+    elif _social_kind(text):
+        intent = "social"
+    elif _is_question(text):
+        intent = "question"
+    else:
+        intent = "task"
+    return intent, URGENCY[intent]
+
+
+def quick_reply_offline(text: str) -> str:
+    """A short templated answer to a social message."""
+    kind = _social_kind(text)
+    if kind == "thanks":
+        return f"You're welcome! {OFFLINE_TAG}"
+    if kind == "goodbye":
+        return f"Goodbye, talk soon! {OFFLINE_TAG}"
+    if kind == "greeting":
+        return ("Hello! I'm in offline mode right now, but I can still save notes, read your "
+                "agenda and search your notes.")
+    return f"Got it. {OFFLINE_TAG}"
+
+
+def parse_intent(reply_text: str, message_text: str) -> tuple[str, float]:
+    """Read ``{"intent": ..., "urgency": ...}`` from a model's reply; else the offline rules."""
+    match = re.search(r"\{.*\}", reply_text, re.DOTALL)
+    try:
+        data = json.loads(match.group(0)) if match else None
+        intent = str(data["intent"]).strip().lower() if isinstance(data, dict) else ""
+        urgency = float(data["urgency"]) if isinstance(data, dict) else -1.0
+    except (ValueError, KeyError, TypeError):
+        intent, urgency = "", -1.0
+    if intent not in URGENCY or not 0.0 <= urgency <= 1.0:
+        return classify_offline(message_text)
+    return intent, urgency
+
+
+def agent_step(messages: Sequence[Message],
+               tools: Sequence[ToolSpec] | None) -> tuple[str, list[ToolCall]]:
+    """One offline agent turn: compose from tool results, or pick a tool, or say what it can do."""
+    if messages and messages[-1].role == "tool":
+        return _compose(messages), []
+    offered = {tool.name for tool in tools or []}
+    text = last_user_text(messages).strip()
+    call_id = f"offline_{sum(1 for m in messages if m.role == 'assistant') + 1}"
+    remember = REMEMBER.match(text)
+    if remember and not text.endswith("?") and "remember" in offered:
+        return "Saving that note.", [ToolCall(call_id, "remember",
+                                              {"text": remember.group("text").strip()})]
+    if URGENT.search(text) and "notify_owner" in offered:
+        return "Letting the owner know.", [ToolCall(call_id, "notify_owner", {"message": text})]
+    if AGENDA.search(text) and "agenda" in offered:
+        lowered = text.lower()
+        hours = 168 if "week" in lowered else 48 if "tomorrow" in lowered else 24
+        return "Reading your agenda.", [ToolCall(call_id, "agenda", {"hours": hours})]
+    if _is_question(text) and "search_notes" in offered:
+        return "Searching your notes.", [ToolCall(call_id, "search_notes", {"query": text})]
+    return CAPABILITIES, []
+
+
+def _compose(messages: Sequence[Message]) -> str:
+    """The final answer from the tool results that follow the last tool-calling turn."""
+    calls: dict[str, ToolCall] = {}
+    results: list[Message] = []
+    for message in messages:
+        if message.role == "assistant" and message.tool_calls:
+            calls = {call.id: call for call in message.tool_calls}
+            results = []
+        elif message.role == "tool":
+            results.append(message)
+    parts = []
+    for result in results:
+        call = calls.get(result.tool_call_id or "")
+        observation = result.content.strip() or "(nothing)"
+        failed = observation.lower().startswith(("error", "not allowed"))
+        if call is None or failed:
+            parts.append(f"I couldn't do that: {observation}" if failed else observation)
+        elif call.name == "remember":
+            parts.append(f"Saved to your notes: {call.arguments.get('text', '')}")
+        elif call.name == "agenda":
+            parts.append(f"Your agenda:\n{observation}")
+        elif call.name == "search_notes":
+            parts.append(f"From your notes:\n{observation}")
+        elif call.name == "notify_owner":
+            parts.append(f"I've let the owner know. {observation}")
+        else:
+            parts.append(observation)
+    return "\n\n".join(parts) + f"\n{OFFLINE_TAG}"
+
+
+def offline_text(purpose: str | None, messages: Sequence[Message],
+                 tools: Sequence[ToolSpec] | None) -> tuple[str, list[ToolCall]]:
+    """Pick the rule for the call's purpose."""
+    text = last_user_text(messages)
+    if purpose == "classify":
+        intent, urgency = classify_offline(text)
+        return json.dumps({"intent": intent, "urgency": urgency}), []
+    if purpose == "quick_reply":
+        return quick_reply_offline(text), []
+    if purpose == "check_tone":
+        return json.dumps({"score": 1.0, "feedback": f"tone not checked {OFFLINE_TAG}"}), []
+    if purpose in {"draft", "revise"}:
+        return f"{text.strip()}\n{OFFLINE_TAG}", []
+    return agent_step(messages, tools)
+
+
+class OfflineModel:
+    """The offline provider in one role; free, instant and deterministic."""
+
+    provider = "offline"
+
+    def __init__(self, *, role: str = "small", name: str = "offline") -> None:
+        self.role = role
+        self.name = name
+
+    async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
+                       tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
+                       purpose: str | None = None,
+                       observer: Observer | None = None) -> Reply:
+        """Answer by the rules for ``purpose`` (the agent rules by default)."""
+        watch = Stopwatch()
+        conversation = as_messages(messages)
+        text, calls = offline_text(purpose, conversation, tools)
+        usage = Usage(sum(len(m.content) for m in conversation) // 4 + 1, len(text) // 4 + 1)
+        emit(resolve_observer(observer), {
+            "event": "model_call", "role": self.role, "provider": self.provider,
+            "model": self.name, "purpose": purpose, "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens, "cost_usd": 0.0,
+            "duration_s": watch.elapsed()})
+        return Reply(text=text, tool_calls=calls, usage=usage, model=self.name,
+                     provider=self.provider, cost_usd=0.0)

@@ -1,0 +1,122 @@
+"""The OpenAI provider: one Chat Completions call through the ``openai`` SDK, in our types.
+
+It also serves any OpenAI-compatible server (Ollama, vLLM, llama.cpp) through ``base_url``, so
+it uses only what those servers share: plain chat messages, function tools, ``max_tokens``.
+The SDK is imported on first use and built with ``max_retries=0`` (see ``bot.models.retry``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from bot.models.base import Message, Reply, ToolCall, ToolSpec, Usage
+from bot.models.retry import failure_from_sdk, malformed
+
+KEY_ENV = "OPENAI_API_KEY"
+LOCAL_PLACEHOLDER_KEY = "local-server-needs-no-key"
+
+
+class OpenAIClient:
+    """Sends one request to Chat Completions and normalises the answer (no retries here)."""
+
+    provider = "openai"
+
+    def __init__(self, *, name: str, api_key: str | None, base_url: str | None = None,
+                 timeout: float = 60.0) -> None:
+        self.name = name
+        self._api_key = api_key or LOCAL_PLACEHOLDER_KEY  # a local server needs no real key
+        self._base_url = base_url
+        self._timeout = timeout
+        self._client: Any = None
+        self.label = "OpenAI" if base_url is None else "OpenAI-compatible"
+
+    def _sdk_client(self) -> Any:
+        """Build the SDK client once, importing the SDK only now."""
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self._base_url, timeout=self._timeout,
+                max_retries=0)
+        return self._client
+
+    async def request(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
+                      max_tokens: int) -> Reply:
+        """One call; SDK errors become ``ProviderFailure``s with a short message."""
+        import openai
+
+        kwargs: dict[str, Any] = {"model": self.name, "messages": to_wire(messages)}
+        # OpenAI's own newer models refuse max_tokens; local servers may not know the new name.
+        kwargs["max_tokens" if self._base_url else "max_completion_tokens"] = max_tokens
+        if tools:
+            kwargs["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters}}
+                for t in tools]
+        try:
+            result = await self._sdk_client().chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            raise failure_from_sdk(exc, openai, label=self.label, key_env=KEY_ENV,
+                                   model=self.name) from None
+        return from_wire(result, fallback_model=self.name, label=self.label)
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP connections, if a client was ever built."""
+        if self._client is not None:
+            await self._client.close()
+
+
+def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Our messages as Chat Completions messages."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            wire.append({"role": "tool", "tool_call_id": message.tool_call_id or "",
+                         "content": message.content})
+        elif message.role == "assistant" and message.tool_calls:
+            wire.append({"role": "assistant", "content": message.content or None,
+                         "tool_calls": [{"id": c.id, "type": "function", "function": {
+                             "name": c.name, "arguments": json.dumps(c.arguments)}}
+                             for c in message.tool_calls]})
+        else:
+            wire.append({"role": message.role, "content": message.content})
+    return wire
+
+
+def from_wire(result: Any, *, fallback_model: str, label: str) -> Reply:
+    """A Chat Completions answer as a Reply; anything unreadable is a permanent failure."""
+    choices = getattr(result, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise malformed(label)
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise malformed(label)
+    calls: list[ToolCall] = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        calls.append(ToolCall(id=str(getattr(call, "id", None) or f"call_{index}"),
+                              name=str(function.name),
+                              arguments=decode_arguments(function.arguments)))
+    usage = getattr(result, "usage", None)
+    return Reply(text=str(getattr(message, "content", None) or ""), tool_calls=calls,
+                 usage=Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
+                             int(getattr(usage, "completion_tokens", 0) or 0)),
+                 model=str(getattr(result, "model", None) or fallback_model), provider="openai")
+
+
+def decode_arguments(raw: Any) -> dict[str, Any]:
+    """Tool arguments arrive as a JSON string; small local models sometimes send bad JSON.
+
+    Bad JSON becomes no arguments: the tool then reports what is missing, as an observation
+    the model can correct, rather than the whole turn failing.
+    """
+    if isinstance(raw, dict):
+        return raw
+    try:
+        decoded = json.loads(raw or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return decoded if isinstance(decoded, dict) else {}

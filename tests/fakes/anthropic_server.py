@@ -1,0 +1,95 @@
+"""A fake Anthropic Messages API server on loopback, speaking the real wire format.
+
+Point the real ``anthropic`` SDK (or ``ANTHROPIC_BASE_URL``) at ``server.base_url``. Script
+replies with ``enqueue(text_reply(...))``, ``tool_use_reply(...)`` or ``error_reply(...)``
+(529 is "overloaded"); when nothing is queued it answers ``server.default_text``.
+``.requests`` logs what was sent.
+
+Usage::
+
+    async with FakeAnthropicServer() as server:
+        server.enqueue(error_reply(529), text_reply("hello"))
+        client = anthropic.AsyncAnthropic(base_url=server.base_url, api_key="k", max_retries=0)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes.scripted_server import RecordedRequest, ScriptedReply, ScriptedServer
+
+_ids = itertools.count(1)
+
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+               403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+               429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+
+
+def message(content: list[dict[str, Any]], stop_reason: str, *, model: str, input_tokens: int,
+            output_tokens: int) -> dict[str, Any]:
+    """A ``message`` object as the Messages API returns it."""
+    return {"id": f"msg_fake{next(_ids)}", "type": "message", "role": "assistant",
+            "model": model, "content": content, "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+
+
+def text_reply(text: str, *, model: str = "claude-haiku-4-5", input_tokens: int = 12,
+               output_tokens: int = 5, stall_s: float = 0.0) -> ScriptedReply:
+    """A plain assistant answer."""
+    body = message([{"type": "text", "text": text}], "end_turn", model=model,
+                   input_tokens=input_tokens, output_tokens=output_tokens)
+    return ScriptedReply(body, headers={"request-id": f"req_fake{next(_ids)}"},
+                         stall_s=stall_s)
+
+
+def tool_use_reply(calls: Sequence[tuple[str, dict[str, Any]]], *, text: str | None = None,
+                   model: str = "claude-haiku-4-5", input_tokens: int = 20,
+                   output_tokens: int = 8) -> ScriptedReply:
+    """An assistant turn asking for tools: ``[(name, input), ...]``."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [{"type": "tool_use", "id": f"toolu_fake{next(_ids)}", "name": name,
+                 "input": arguments} for name, arguments in calls]
+    body = message(content, "tool_use", model=model, input_tokens=input_tokens,
+                   output_tokens=output_tokens)
+    return ScriptedReply(body, headers={"request-id": f"req_fake{next(_ids)}"})
+
+
+def error_reply(status: int, message_text: str | None = None, *,
+                retry_after: float | None = None) -> ScriptedReply:
+    """An API error with Anthropic's error body (and ``retry-after`` when given)."""
+    kind = ERROR_TYPES.get(status, "api_error")
+    request_id = f"req_fake{next(_ids)}"
+    headers = {"request-id": request_id}
+    if retry_after is not None:
+        headers["retry-after"] = f"{retry_after:g}"
+    body = {"type": "error", "error": {"type": kind, "message": message_text or kind},
+            "request_id": request_id}
+    return ScriptedReply(body, status=status, headers=headers)
+
+
+class FakeAnthropicServer(ScriptedServer):
+    """``POST /v1/messages``, answered from the script."""
+
+    def __init__(self, *, default_text: str = "fake reply") -> None:
+        super().__init__()
+        self.default_text = default_text
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as ``base_url`` / ``ANTHROPIC_BASE_URL``."""
+        return self.url
+
+    def routes(self) -> list[web.RouteDef]:
+        """The Messages endpoint."""
+        return [web.post("/v1/messages", self.answer)]
+
+    def default_reply(self, request: RecordedRequest) -> ScriptedReply:
+        """``default_text`` as a plain answer."""
+        model = request.json.get("model", "claude-haiku-4-5") if request.json else "claude"
+        return text_reply(self.default_text, model=str(model))

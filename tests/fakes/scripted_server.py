@@ -1,0 +1,101 @@
+"""A loopback HTTP server that answers from a scripted queue: the base of the fake model APIs.
+
+Each fake (``openai_server``, ``anthropic_server``) adds its routes and wire-format helpers.
+Built on ``serving.LoopbackServer``: a server runs inside the test's event loop
+(``async with``) or in a background thread with its own loop (``with server:``) for tests that
+start ``frontdesk`` as a subprocess. Every request is appended to ``.requests``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes.serving import LoopbackServer
+
+
+@dataclass
+class ScriptedReply:
+    """One HTTP answer: status, JSON (or raw text) body, headers, and an optional stall."""
+
+    body: Any = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    stall_s: float = 0.0  # hold the answer this long (to provoke a client time-out)
+
+    def to_response(self) -> web.Response:
+        """The aiohttp response for this reply."""
+        if isinstance(self.body, str | bytes):
+            return web.Response(status=self.status, body=self.body, headers=self.headers,
+                                content_type="text/plain")
+        return web.Response(status=self.status, text=json.dumps(self.body),
+                            headers=self.headers, content_type="application/json")
+
+
+@dataclass
+class RecordedRequest:
+    """What the client sent."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    json: Any
+
+
+Responder = Callable[[RecordedRequest], ScriptedReply]
+
+
+class ScriptedServer(LoopbackServer):
+    """Answers requests from ``enqueue``d replies, then from ``responder`` (``default_reply``).
+
+    ``await server.wait_for(lambda: len(server.requests) >= 2)`` waits for requests to arrive.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.replies: deque[ScriptedReply] = deque()
+        self.requests: list[RecordedRequest] = []
+        self.responder: Responder = self.default_reply
+
+    def routes(self) -> list[web.RouteDef]:
+        """The API's routes; each handler should be ``self.answer``."""
+        raise NotImplementedError
+
+    def default_reply(self, request: RecordedRequest) -> ScriptedReply:
+        """The answer when nothing is queued."""
+        raise NotImplementedError
+
+    def build_app(self) -> web.Application:
+        """The aiohttp application with the subclass's routes."""
+        app = web.Application()
+        app.add_routes(self.routes())
+        return app
+
+    def enqueue(self, *replies: ScriptedReply) -> None:
+        """Queue replies, answered in order, one per request."""
+        with self._lock:
+            self.replies.extend(replies)
+
+    async def answer(self, request: web.Request) -> web.StreamResponse:
+        """Record the request and send the next scripted reply."""
+        try:
+            payload = await request.json() if request.can_read_body else None
+        except json.JSONDecodeError:
+            payload = None
+        recorded = RecordedRequest(request.method, request.path, dict(request.headers), payload)
+        with self._lock:
+            self.requests.append(recorded)
+            reply = self.replies.popleft() if self.replies else None
+            self._notify()
+        reply = reply or self.responder(recorded)
+        if reply.stall_s:
+            # held until the stall ends or the server stops, so no handler outlives the server
+            with contextlib.suppress(TimeoutError):
+                await self.wait_for(lambda: self._closing, timeout=reply.stall_s)
+        return reply.to_response()
