@@ -88,6 +88,7 @@ class FakeTelegramServer(LoopbackServer):
         self.chat_actions: list[tuple[int, str]] = []
         self.commands: dict[str, list[JSON]] = {}  # scope as JSON -> commands
         self.dropped_pending_updates = 0
+        self.polls = 0  # getUpdates requests received, finished or still waiting
         self.bot_user: JSON = {"id": int(token.split(":")[0]), "is_bot": True,
                                "first_name": "Frontdesk Test", "username": bot_username,
                                "can_join_groups": True, "can_read_all_group_messages": False,
@@ -268,6 +269,7 @@ class FakeTelegramServer(LoopbackServer):
         offset, limit = params.get("offset"), int(params.get("limit") or 100)
         limit = limit if 1 <= limit <= 100 else 100
         with self._lock:
+            self.polls += 1
             self._poll_generation += 1  # a newer poll ends an older one with 409, like Telegram
             generation = self._poll_generation
             self._notify()
