@@ -54,6 +54,7 @@ class RestRoutes:
         self.routes: list[tuple[str, re.Pattern[str], Handler]] = [
             (m, re.compile(f"^{path}$"), handler) for m, path, handler in [
                 ("GET", "/users/@me", self.get_me),
+                ("GET", f"/users/{s}", self.get_user),
                 ("GET", "/oauth2/applications/@me", self.get_application),
                 ("GET", "/gateway", self.get_gateway),
                 ("GET", "/gateway/bot", self.get_gateway),
@@ -134,6 +135,12 @@ class RestRoutes:
     # -- identity --------------------------------------------------------------------------
     async def get_me(self, call: Call, match: re.Match[str]) -> web.Response:
         return json_response(200, self.fake.bot_user)
+
+    async def get_user(self, call: Call, match: re.Match[str]) -> web.Response:
+        found = self.fake.users.get(int(match[1]))
+        if found is None:
+            return json_response(404, p.error(10013, "Unknown User"))
+        return json_response(200, found)
 
     async def get_application(self, call: Call, match: re.Match[str]) -> web.Response:
         return json_response(200, p.application(int(self.fake.bot_user["id"]), self.fake.owner))
