@@ -11,18 +11,17 @@ or in its own thread (``with FakeDiscord().in_thread()``) for a bot run as a sub
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
 from tests.fakes import discord_payloads as p
+from tests.fakes.discord_gateway import Gateway
 from tests.fakes.discord_rest import Call, RestRoutes
 
 JSON = dict[str, Any]
@@ -36,20 +35,6 @@ GUILD_ID = 900_000_000_000_000_010
 CHANNEL_ID = 900_000_000_000_000_011  # the guild's text channel "general"
 BOT_ROLE_ID = 900_000_000_000_000_012
 
-GUILD_MESSAGES_INTENT = 1 << 9
-DIRECT_MESSAGES_INTENT = 1 << 12
-
-
-@dataclass
-class _Session:
-    """A gateway session: outlives its websocket so a RESUME can replay what was missed."""
-
-    session_id: str
-    intents: int
-    seq: int = 0
-    frames: list[JSON] = field(default_factory=list)
-    socket: web.WebSocketResponse | None = None
-    outbox: asyncio.Queue[JSON | None] | None = None
 
 
 class FakeDiscord:
@@ -82,9 +67,8 @@ class FakeDiscord:
         self.heartbeats = 0
         self.rate_limit_violations: list[Call] = []
         self._rate_limits: list[JSON] = []
-        self._sessions: dict[str, _Session] = {}
+        self.gateway = Gateway(self)
         self._dm_by_user: dict[int, int] = {}
-        self._refuse_resume = False
         self._lock = threading.RLock()
         self._changed_cond = threading.Condition(self._lock)
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
@@ -108,7 +92,7 @@ class FakeDiscord:
         """Serve on a free port of 127.0.0.1 in the running loop."""
         self._loop = asyncio.get_running_loop()
         app = web.Application()
-        app.router.add_get("/", self._gateway)
+        app.router.add_get("/", self.gateway.handle)
         app.router.add_route("*", "/api/v10/{tail:.*}", RestRoutes(self).handle)
         self._runner = web.AppRunner(app, handle_signals=False)
         await self._runner.setup()
@@ -118,9 +102,7 @@ class FakeDiscord:
         return self
 
     async def stop(self) -> None:
-        for session in list(self._sessions.values()):
-            if session.socket is not None:
-                await session.socket.close(code=1001)
+        await self.gateway.close_all(1001)
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -247,22 +229,15 @@ class FakeDiscord:
 
     def dispatch(self, event: str, data: JSON) -> None:
         """Send a DISPATCH to every session (also to re-deliver an event on purpose)."""
-        self._on_loop(lambda: self._dispatch_now(event, data))
+        self._on_loop(lambda: self.gateway.dispatch(event, data))
 
     def drop_connection(self, code: int = 4000) -> None:
         """Close every gateway websocket with a resumable code; the client RESUMEs."""
-
-        async def close_all() -> None:
-            for session in list(self._sessions.values()):
-                if session.socket is not None:
-                    await session.socket.close(code=code)
-
-        self._on_loop(lambda: asyncio.ensure_future(close_all()))
+        self._on_loop(lambda: asyncio.ensure_future(self.gateway.close_all(code)))
 
     def refuse_next_resume(self) -> None:
         """Answer the next RESUME with INVALID_SESSION, so the client IDENTIFYs afresh."""
-        with self._lock:
-            self._refuse_resume = True
+        self._on_loop(lambda: setattr(self.gateway, "refuse_next_resume", True))
 
     def rate_limit(self, count: int = 1, *, retry_after: float = 0.2, method: str = "POST",
                    path_pattern: str = r"/channels/\d+/messages") -> None:
@@ -315,7 +290,7 @@ class FakeDiscord:
     def describe_calls(self, last: int = 8) -> str:
         return ", ".join(f"{c.method} {c.path} -> {c.status}" for c in self.calls[-last:])
 
-    # -- internals shared with the REST routes ---------------------------------------------
+    # -- internals shared with the REST and gateway halves ---------------------------------
     def _changed(self) -> None:
         with self._lock:
             self._changed_cond.notify_all()
@@ -326,114 +301,3 @@ class FakeDiscord:
         if self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(action)
 
-    def _dispatch_now(self, event: str, data: JSON) -> None:
-        for session in list(self._sessions.values()):
-            visible = self._as_seen_by(session, event, data)
-            if visible is None:
-                continue
-            session.seq += 1
-            frame = {"op": 0, "t": event, "s": session.seq, "d": visible}
-            session.frames.append(frame)
-            if session.outbox is not None:
-                session.outbox.put_nowait(frame)
-        self._changed()
-
-    def _as_seen_by(self, session: _Session, event: str, data: JSON) -> JSON | None:
-        """Apply the session's intents the way Discord does (privacy of message content)."""
-        if event != "MESSAGE_CREATE":
-            return data
-        in_guild = "guild_id" in data
-        wanted = GUILD_MESSAGES_INTENT if in_guild else DIRECT_MESSAGES_INTENT
-        if not session.intents & wanted:
-            return None
-        mentioned = any(u["id"] == str(BOT_ID) for u in data["mentions"])
-        own = data["author"]["id"] == str(BOT_ID)
-        if (in_guild and not mentioned and not own
-                and not session.intents & p.MESSAGE_CONTENT_INTENT):
-            return {**data, "content": "", "embeds": [], "attachments": [], "components": []}
-        return data
-
-    # -- gateway ---------------------------------------------------------------------------
-    async def _gateway(self, request: web.Request) -> web.StreamResponse:
-        socket = web.WebSocketResponse(max_msg_size=0)
-        await socket.prepare(request)
-        await socket.send_json({"op": 10, "s": None, "t": None,
-                                "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
-        session: _Session | None = None
-        writer: asyncio.Task[None] | None = None
-        outbox: asyncio.Queue[JSON | None] | None = None
-        async for frame in socket:
-            if frame.type is not WSMsgType.TEXT:
-                continue
-            payload = json.loads(frame.data)
-            op, data = payload.get("op"), payload.get("d")
-            if op == 1:
-                self.heartbeats += 1
-                await socket.send_json({"op": 11, "s": None, "t": None, "d": None})
-            elif op in (2, 6):
-                if data.get("token") != self.token:
-                    await socket.close(code=4004, message=b"Authentication failed.")
-                    break
-                session = await self._open_session(socket, op, data)
-                if session is not None and session.outbox is not None:
-                    outbox = session.outbox
-                    writer = asyncio.ensure_future(self._write(socket, outbox))
-            self._changed()
-        if session is not None and session.socket is socket:
-            session.socket, session.outbox = None, None
-        if outbox is not None and writer is not None:
-            outbox.put_nowait(None)
-            await writer
-        return socket
-
-    async def _open_session(self, socket: web.WebSocketResponse, op: int,
-                            data: JSON) -> _Session | None:
-        """IDENTIFY makes a session (READY, GUILD_CREATE); RESUME re-attaches one and replays."""
-        if op == 2:
-            self.identifies.append(data)
-            intents = int(data.get("intents", 0))
-            if intents & p.MESSAGE_CONTENT_INTENT and not self.message_content_enabled:
-                await socket.close(code=4014, message=b"Disallowed intent(s).")
-                return None
-            session = _Session(session_id=f"session-{self.ids.next()}", intents=intents)
-            session.outbox = asyncio.Queue()
-            session.socket = socket
-            self._sessions[session.session_id] = session
-            ready = {"v": 10, "user": self.bot_user, "session_id": session.session_id,
-                     "resume_gateway_url": self.gateway_url, "session_type": "normal",
-                     "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
-                     "private_channels": [], "relationships": [],
-                     "application": {"id": str(BOT_ID), "flags": 1 << 19}}
-            for event, body in (("READY", ready), ("GUILD_CREATE", self.guild_payload())):
-                session.seq += 1
-                frame: JSON = {"op": 0, "t": event, "s": session.seq, "d": body}
-                session.frames.append(frame)
-                session.outbox.put_nowait(frame)
-            return session
-        self.resumes.append(data)
-        found = self._sessions.get(str(data.get("session_id")))
-        with self._lock:
-            refuse, self._refuse_resume = self._refuse_resume, False
-        if found is None or refuse:
-            await socket.send_json({"op": 9, "s": None, "t": None, "d": False})
-            return None
-        found.outbox = asyncio.Queue()
-        found.socket = socket
-        last_seen = int(data.get("seq") or 0)
-        for frame in found.frames:
-            if frame["s"] > last_seen:
-                found.outbox.put_nowait(frame)
-        found.seq += 1
-        resumed = {"op": 0, "t": "RESUMED", "s": found.seq, "d": {}}
-        found.frames.append(resumed)
-        found.outbox.put_nowait(resumed)
-        return found
-
-    async def _write(self, socket: web.WebSocketResponse,
-                     outbox: asyncio.Queue[JSON | None]) -> None:
-        """Send a session's frames in order; one writer per websocket keeps the order."""
-        while (frame := await outbox.get()) is not None:
-            if socket.closed:
-                return
-            with suppress(ConnectionError, RuntimeError):
-                await socket.send_json(frame)
