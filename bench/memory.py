@@ -1,0 +1,141 @@
+"""Bench memory search at a million short notes: insert rate, top-5 latency, database size.
+
+Usage:
+    .venv/bin/python bench/memory.py            # 1,000,000 notes (a few minutes)
+    .venv/bin/python bench/memory.py --notes 100000
+
+Notes are 4-12 words drawn from a 20,000-word vocabulary with a Zipf distribution (a few
+words are in a large share of notes, as in real text); queries are 1-3 words drawn the same
+way, so common words are queried often. 99% of the notes are the owner's, 1% belong to ten
+other people, written interleaved. The reference is the plain query
+``MATCH … ORDER BY rank LIMIT 5`` over the same database, measured in the same run; the
+target (design §6) is p99 <= 10 ms for ``Memory.search``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memory.db import connect
+from memory.notes import Memory
+from memory.query import any_of, query_terms
+
+VOCABULARY = 20_000
+BATCH = 10_000
+OTHER_PEOPLE = [f"telegram:{n}" for n in range(1, 11)]
+
+
+def make_words(rng: random.Random) -> list[str]:
+    """Pronounceable distinct pseudo-words."""
+    syllables = [c + v for c in "bcdfghjklmnprstvz" for v in "aeiou"]
+    words: set[str] = set()
+    while len(words) < VOCABULARY:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    ordered = sorted(words)
+    rng.shuffle(ordered)
+    return ordered
+
+
+def zipf_weights(n: int) -> list[float]:
+    """Cumulative Zipf(s=1) weights for ranks 1..n."""
+    total, cumulative = 0.0, []
+    for rank in range(1, n + 1):
+        total += 1.0 / rank
+        cumulative.append(total)
+    return cumulative
+
+
+def percentile(samples: list[float], p: float) -> float:
+    """The p-th percentile (nearest rank)."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def timed(fn: Callable[[str], object], queries: list[str]) -> list[float]:
+    """Milliseconds per query."""
+    out = []
+    for query in queries:
+        start = time.perf_counter()
+        fn(query)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def main() -> int:
+    """Load, query, print the figures."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--notes", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=2_000)
+    parser.add_argument("--reference-queries", type=int, default=300)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    words = make_words(rng)
+    weights = zipf_weights(len(words))
+
+    def sentence() -> str:
+        return " ".join(rng.choices(words, cum_weights=weights, k=rng.randint(4, 12)))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "frontdesk.db"
+        conn = connect(path)
+        memory = Memory(conn)
+        start = time.perf_counter()
+        loaded = 0
+        while loaded < args.notes:
+            size = min(BATCH, args.notes - loaded)
+            others = size // 100
+            memory.add_many("owner", [sentence() for _ in range(size - others)])
+            for i in range(others):
+                memory.add(OTHER_PEOPLE[i % len(OTHER_PEOPLE)], sentence())
+            loaded += size
+        bulk_seconds = time.perf_counter() - start
+        single_start = time.perf_counter()
+        for _ in range(1_000):
+            memory.add("owner", sentence())
+        single_rate = 1_000 / (time.perf_counter() - single_start)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size_mb = path.stat().st_size / 1e6
+
+        queries = [" ".join(rng.choices(words, cum_weights=weights, k=rng.randint(1, 3)))
+                   for _ in range(args.queries)]
+        common = [words[0]] * 50 + [f"{words[0]} {words[1]}"] * 50 + \
+                 [f"{words[0]} {words[1]} {words[2]}"] * 50
+        ours = timed(lambda q: memory.search("owner", q, 5), queries)
+        ours_common = timed(lambda q: memory.search("owner", q, 5), common)
+        ours_other = timed(lambda q: memory.search(OTHER_PEOPLE[0], q, 5), queries[:500])
+
+        def plain(query: str) -> object:
+            return conn.execute(
+                "SELECT rowid FROM memory_notes_fts WHERE memory_notes_fts MATCH ? "
+                "ORDER BY rank LIMIT 5", (any_of(query_terms(query)),)).fetchall()
+
+        reference = timed(plain, queries[: args.reference_queries])
+        conn.close()
+
+    print(f"notes: {args.notes:,} ({args.notes // 100:,} of them in 10 other scopes)")
+    print(f"insert: {args.notes / bulk_seconds:,.0f} notes/s in batches of {BATCH:,}; "
+          f"{single_rate:,.0f} notes/s one add() per transaction")
+    print(f"database size: {size_mb:,.0f} MB ({size_mb * 1e6 / args.notes:,.0f} B/note)")
+    for label, samples in [("Memory.search, owner, 1-3 word queries", ours),
+                           ("Memory.search, owner, the 1-3 commonest words", ours_common),
+                           ("Memory.search, a 1% scope, 1-3 word queries", ours_other),
+                           ("reference: plain MATCH (OR) ORDER BY rank LIMIT 5", reference)]:
+        print(f"{label}: p50 {statistics.median(samples):.2f} ms, "
+              f"p99 {percentile(samples, 99):.2f} ms  (n={len(samples)})")
+    ratio = percentile(reference, 99) / percentile(ours, 99)
+    print(f"p99 ratio reference/ours: {ratio:.1f}x; target p99 <= 10 ms: "
+          f"{'met' if percentile(ours, 99) <= 10 else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""BM25 scoring and snippets, in Python, over a small set of candidate notes.
+
+FTS5's own ``bm25()`` counts every row a word matches, in the whole table, on every query (its
+IDF), which alone costs ~40 ms for a word in half of a million notes. So memory/notes.py lets
+FTS5 *find* the newest matching rows and scores them here with the same formula and constants
+as FTS5 (k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6), from
+collection statistics it estimates cheaply. The tokenizer below mirrors FTS5's
+``unicode61 remove_diacritics 2``: case folded, diacritics removed, letters and digits only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+K1 = 1.2
+B = 0.75
+WORD = re.compile(r"[^\W_]+")
+
+
+def fold(text: str) -> str:
+    """Case and diacritics folded, as FTS5 compares tokens."""
+    text = text.casefold()
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+def tokens(text: str) -> list[str]:
+    """The folded tokens of ``text`` (folding the whole text once is what keeps this fast)."""
+    return WORD.findall(fold(text))
+
+
+def phrase_tokens(quoted: str) -> tuple[str, ...]:
+    """The tokens of one quoted query phrase (as made by memory.query)."""
+    return tuple(tokens(quoted[1:-1].replace('""', '"')))
+
+
+def idf(rows: float, matching: float) -> float:
+    """FTS5's inverse document frequency, never below 1e-6."""
+    value = math.log((rows - matching + 0.5) / (matching + 0.5)) if rows > 0 else 0.0
+    return max(value, 1e-6)
+
+
+def count_phrase(doc: Sequence[str], phrase: tuple[str, ...]) -> int:
+    """How many times the token sequence ``phrase`` occurs in ``doc``."""
+    if not phrase:
+        return 0
+    if len(phrase) == 1:
+        return doc.count(phrase[0])
+    width = len(phrase)
+    return sum(1 for i in range(len(doc) - width + 1) if tuple(doc[i:i + width]) == phrase)
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """BM25 for one query: its phrases, their IDFs, and the average document length."""
+
+    phrases: list[tuple[str, ...]]
+    idfs: list[float]
+    average_length: float
+
+    def score(self, doc: Sequence[str]) -> float:
+        """BM25 of one tokenized document (higher is better)."""
+        norm = K1 * (1 - B + B * len(doc) / max(self.average_length, 1e-9))
+        total = 0.0
+        for phrase, weight in zip(self.phrases, self.idfs, strict=True):
+            # list.count is C speed; this runs for every candidate of every search
+            hits = doc.count(phrase[0]) if len(phrase) == 1 else count_phrase(doc, phrase)
+            if hits:
+                total += weight * hits * (K1 + 1) / (hits + norm)
+        return total
+
+
+def snippet(text: str, phrases: list[tuple[str, ...]], width: int = 12) -> str:
+    """About ``width`` words around the first hit, query words in [brackets]."""
+    wanted = {token for phrase in phrases for token in phrase}
+    words = list(WORD.finditer(text))
+    if not words:
+        return text[:80]
+    hits = {i for i, match in enumerate(words) if fold(match.group()) in wanted}
+    first = max(0, min(hits, default=0) - width // 3)
+    last = min(len(words), first + width)
+    pieces: list[str] = []
+    cursor = words[first].start()
+    for i in range(first, last):
+        match = words[i]
+        pieces += [text[cursor:match.start()], f"[{match.group()}]" if i in hits else match.group()]
+        cursor = match.end()
+    if last == len(words):
+        pieces.append(text[cursor:])
+    body = " ".join("".join(pieces).split())
+    return ("…" if first > 0 else "") + body + ("…" if last < len(words) else "")
+
+
+def read_varint(data: bytes, offset: int) -> tuple[int, int]:
+    """One SQLite varint (as FTS5 stores its averages record); returns (value, new offset)."""
+    value = 0
+    for i in range(9):
+        byte = data[offset + i]
+        if i == 8:
+            return (value << 8) | byte, offset + 9
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, offset + i + 1
+    raise AssertionError("unreachable")
+
+
+def average_length(averages_record: bytes | None) -> float:
+    """Tokens per row, from FTS5's averages record (row 1 of the ``_data`` table)."""
+    if not averages_record:
+        return 1.0
+    rows, offset = read_varint(averages_record, 0)
+    total, _ = read_varint(averages_record, offset)
+    return total / rows if rows else 1.0
