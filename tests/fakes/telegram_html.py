@@ -72,7 +72,8 @@ def parse_html(text: str) -> tuple[str, list[JSON]]:
                 raise fail(f'Unmatched end tag at byte offset {at(begin)}, '
                            f'expected "</{tag}>", found "</{name}>"')
             if tag == "code" and stack and stack[-1][0] == "pre":  # <pre><code class=...>
-                stack[-1][2].update({"language": entity["language"]} if "language" in entity else {})
+                if "language" in entity:
+                    stack[-1][2]["language"] = entity["language"]
             elif size > start and entity:
                 entities.append({"offset": start, "length": size - start, **entity})
             i = end + 1

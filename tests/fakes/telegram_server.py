@@ -207,24 +207,23 @@ class FakeTelegramServer(LoopbackServer):
         if not path.startswith("/bot") or path.count("/") != 2:
             return _answer(ApiError(404, "Not Found"))
         token, method = path[len("/bot"):].split("/")
-        if token != self.token:
-            return _answer(ApiError(401 if ":" in token else 404,
-                                    "Unauthorized" if ":" in token else "Not Found"))
         params = await _read_params(request)
         handler = getattr(self, f"_api_{method.lower()}", None)
+        error: ApiError | None = None
         try:
+            if token != self.token:  # Telegram: 401 for a well-formed token it does not know
+                raise ApiError(401, "Unauthorized") if ":" in token else ApiError(404, "Not Found")
             if handler is None:
                 raise ApiError(404, "Not Found")
             self._raise_scripted(method, params)
             result = await handler(params)
-        except ApiError as error:
-            with self._lock:
-                self.calls.append(ApiCall(method, params, error.code))
-                self._notify()
-            return _answer(error)
+        except ApiError as refused:
+            error = refused
         with self._lock:
-            self.calls.append(ApiCall(method, params, None))
+            self.calls.append(ApiCall(method, params, error.code if error else None))
             self._notify()
+        if error is not None:
+            return _answer(error)
         return web.json_response({"ok": True, "result": result})
 
     def _raise_scripted(self, method: str, params: JSON) -> None:

@@ -170,7 +170,8 @@ def test_part_numbering_digits_are_budgeted() -> None:
 
 
 markdownish = st.lists(st.sampled_from(
-    [*list("ab <>&\"'*_~`[]()#->\n\\"), "```", "```py\n", "**", "😀", "é", "\u200d", "https://x.io", "&amp;", "word " * 8]),
+    [*"ab <>&\"'*_~`[]()#->\n\\", "```", "```py\n", "**", "😀", "é", "\u200d",
+     "https://x.io", "&amp;", "word " * 8]),
     max_size=200).map("".join)
 
 
