@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dtm
 import threading
+import warnings
 
 import httpx
 import pytest
 import telegram
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import BadRequest, Conflict, InvalidToken, RetryAfter
+from telegram.warnings import PTBUserWarning
 
 from tests.fakes.telegram_server import FakeTelegramServer
 
@@ -237,3 +239,24 @@ async def test_threaded_server_can_be_awaited_from_a_test_loop() -> None:
             await server.wait_for(lambda: server.polls >= 1)
             update, = await poll
             assert update.message and update.message.text == "hello"
+
+
+async def test_one_malformed_update_fails_a_whole_get_updates_batch(
+        telegram_server: FakeTelegramServer, bot: telegram.Bot) -> None:
+    """Why the adapter should fetch raw updates and parse them one by one (see issue 8)."""
+    telegram_server.push_message(OWNER, OWNER, "before")
+    telegram_server.push_raw_update({"message": {"text": "no date, no chat"}})
+    telegram_server.push_message(OWNER, OWNER, "after")
+    with pytest.raises(KeyError):
+        await bot.get_updates()
+    with warnings.catch_warnings():  # PTB suggests Bot.get_updates, which parses the batch
+        warnings.simplefilter("ignore", PTBUserWarning)
+        raw = await bot.do_api_request("getUpdates", api_kwargs={"timeout": 0})
+    texts = []
+    for update in raw:
+        try:
+            message = telegram.Update.de_json(update, bot).message
+            texts.append(message.text if message else None)
+        except KeyError:
+            texts.append("malformed")
+    assert texts == ["before", "malformed", "after"]
