@@ -1,1 +1,38 @@
 """Frontdesk's graph engine, node factories and workflows; imports nothing from `bot/`."""
+
+from graphs.engine import (
+    END,
+    START,
+    Graph,
+    GraphBuildError,
+    GraphRunError,
+    GraphState,
+    Node,
+    Observer,
+    RetryPolicy,
+    RunResult,
+    Suspend,
+    is_transient,
+    node_observer,
+    resume,
+    resume_value,
+    run_graph,
+)
+from graphs.mermaid import to_mermaid
+from graphs.nodes import (
+    WaitExpired,
+    agent_node,
+    human_node,
+    llm_node,
+    route_on,
+    route_when,
+    tool_node,
+)
+from graphs.trace import JsonlTrace, node_statuses
+
+__all__ = [
+    "END", "START", "Graph", "GraphBuildError", "GraphRunError", "GraphState", "JsonlTrace",
+    "Node", "Observer", "RetryPolicy", "RunResult", "Suspend", "WaitExpired", "agent_node",
+    "human_node", "is_transient", "llm_node", "node_observer", "node_statuses", "resume",
+    "resume_value", "route_on", "route_when", "run_graph", "to_mermaid", "tool_node",
+]
