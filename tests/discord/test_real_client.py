@@ -222,3 +222,34 @@ async def test_slash_commands_register_globally_and_per_guild(pointed: FakeDisco
     assert [c.name for c in synced] == ["help"]
     assert [c["name"] for c in pointed.commands[None]] == ["help"]
     assert GUILD_ID in pointed.commands
+
+
+async def test_a_message_pushed_during_the_drop_arrives_exactly_once(
+        pointed: FakeDiscord) -> None:
+    client = RecordingClient()
+    async with running(client):
+        await started(client)
+        pointed.drop_connection()
+        during = pointed.push_message("sent while the socket closes")
+        await client.until(lambda: "resumed" in client.events)
+        await client.until(lambda: any(m.id == int(during["id"]) for m in client.messages))
+        marker = pointed.push_message("later")
+        await client.until(lambda: any(m.id == int(marker["id"]) for m in client.messages))
+        assert [m.id for m in client.messages].count(int(during["id"])) == 1
+
+
+async def test_the_fake_in_a_thread_serves_a_client_in_the_test_loop() -> None:
+    with FakeDiscord().in_thread() as fake:
+        previous = point_discord_at(fake.base_url)
+        try:
+            client = RecordingClient()
+            async with running(client):
+                await started(client)
+                fake.push_message("across threads")
+                await client.until(lambda: client.messages)
+                await client.messages[0].channel.send("seen")
+                dm = fake.dm_channel_id(OWNER_ID)
+                sent = await fake.wait_for(lambda: fake.sent_to(dm), what="a reply")
+                assert [m["content"] for m in sent] == ["seen"]
+        finally:
+            use_endpoints(previous)
