@@ -49,7 +49,7 @@ __all__ = [
 
 # (small, big) per provider when FRONTDESK_SMALL_MODEL / FRONTDESK_BIG_MODEL are not set.
 DEFAULT_MODELS: dict[str, tuple[str, str]] = {
-    "anthropic": ("claude-haiku-4-5", "claude-sonnet-4-5"),
+    "anthropic": ("claude-haiku-4-5", "claude-sonnet-4-6"),
     "openai": ("gpt-4.1-mini", "gpt-4.1"),
     "offline": ("offline-small", "offline-big"),
 }

@@ -36,7 +36,10 @@ AGENDA = re.compile(r"\b(calendar|agenda|schedule|today|meetings?)\b", re.IGNORE
 REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note)(?:\s+that)?\b[\s:,]*(?P<text>.+)$",
                       re.IGNORECASE | re.DOTALL)
 WORD = re.compile(r"[a-z']+")
-SMALL_TALK = re.compile(r"\bhow are you( doing)?\b|\bhow's it going\b|\bwhat's up\b")
+# Multi-word social phrases, folded into one word before the rules look at the words.
+PHRASES = [(re.compile(r"\bhow are you( doing)?\b|\bhow's it going\b|\bwhat's up\b"), "smalltalk"),
+           (re.compile(r"\bgood\s*night\b"), "goodnight"),
+           (re.compile(r"\bsee (you|ya)\b"), "cya")]
 
 GREETINGS = frozenset({"hi", "hello", "hey", "heya", "hiya", "howdy", "yo", "greetings",
                        "morning", "afternoon", "evening"})
@@ -56,7 +59,9 @@ URGENCY = {"urgent": 0.9, "social": 0.1, "question": 0.3, "task": 0.4}
 
 
 def _words(text: str) -> list[str]:
-    normalised = SMALL_TALK.sub(" smalltalk ", text.lower().replace("’", "'"))
+    normalised = text.lower().replace("’", "'")
+    for pattern, word in PHRASES:
+        normalised = pattern.sub(f" {word} ", normalised)
     return WORD.findall(normalised)
 
 

@@ -44,7 +44,7 @@ class RecordedRequest:
 
     method: str
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names lower-cased
     json: Any
 
 
@@ -88,7 +88,8 @@ class ScriptedServer(LoopbackServer):
             payload = await request.json() if request.can_read_body else None
         except json.JSONDecodeError:
             payload = None
-        recorded = RecordedRequest(request.method, request.path, dict(request.headers), payload)
+        headers = {key.lower(): value for key, value in request.headers.items()}
+        recorded = RecordedRequest(request.method, request.path, headers, payload)
         with self._lock:
             self.requests.append(recorded)
             reply = self.replies.popleft() if self.replies else None

@@ -1,0 +1,120 @@
+"""Prices, the cost ledger in SQLite, the daily budget, and choosing a provider."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.costs import DEFAULT_PRICES, CostLedger, PriceTable, PriceTableError, load_prices
+from bot.models import BudgetExceeded, GuardedModel, OfflineModel, build_models
+from bot.settings import Settings
+from memory.db import connect
+from tests.fakes.openai_server import FakeOpenAIServer, text_reply
+from tests.models.conftest import Events, SleepRecorder, openai_model
+
+
+def test_shipped_price_table_prices_the_default_models() -> None:
+    table = PriceTable.load([DEFAULT_PRICES])
+    for name in ("claude-haiku-4-5", "claude-sonnet-4-6", "gpt-4.1-mini", "gpt-4.1"):
+        assert table.price(name) is not None, name
+    # a dated version uses its family's price; a local model costs nothing
+    assert table.price("claude-haiku-4-5-20251001") == table.price("claude-haiku-4-5")
+    assert table.price("gpt-4.1-mini-2025-04-14") == table.price("gpt-4.1-mini")
+    assert table.cost("llama3.2:3b", 10_000, 10_000) == 0.0
+
+
+def test_home_prices_override_the_shipped_ones(tmp_path: Path) -> None:
+    (tmp_path / "prices.toml").write_text('[models."gpt-4.1"]\ninput = 1\noutput = 2\n')
+    table = load_prices(Settings(home=tmp_path))
+    assert table.cost("gpt-4.1", 1_000_000, 1_000_000) == 3.0
+    assert table.price("claude-haiku-4-5") is not None  # the rest still comes from config/
+
+
+def test_a_broken_price_entry_names_the_file_and_model(tmp_path: Path) -> None:
+    broken = tmp_path / "prices.toml"
+    broken.write_text('[models."my-model"]\ninput = "cheap"\n')
+    with pytest.raises(PriceTableError, match=r'prices.toml: \[models."my-model"\] needs'):
+        PriceTable.load([broken])
+
+
+def test_ledger_persists_per_day_in_the_database(tmp_path: Path) -> None:
+    now = [1_750_000_000.0]
+    ledger = CostLedger(connect(tmp_path / "f.db"), clock=lambda: now[0])
+    ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
+                  input_tokens=100, output_tokens=10, cost_usd=0.25)
+    ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
+                  input_tokens=50, output_tokens=5, cost_usd=0.5)
+    reopened = CostLedger(connect(tmp_path / "f.db"), clock=lambda: now[0])
+    assert reopened.spent() == pytest.approx(0.75)
+    [(provider, model, calls, tokens_in, tokens_out, usd)] = reopened.by_model()
+    assert (provider, model, calls, tokens_in, tokens_out) == ("openai", "gpt-4.1", 2, 150, 15)
+    assert usd == pytest.approx(0.75)
+    now[0] += 86_400  # tomorrow starts from zero
+    assert reopened.spent() == 0.0
+
+
+async def test_past_the_budget_big_calls_are_refused_small_and_offline_still_work(
+        openai_server: FakeOpenAIServer, sleeps: SleepRecorder, events: Events,
+        ledger: CostLedger) -> None:
+    openai_server.enqueue(text_reply("big answer", model="gpt-4.1", prompt_tokens=100_000,
+                                     completion_tokens=0),
+                          text_reply("small answer"))
+    big = openai_model(openai_server, sleeps, role="big", name="gpt-4.1", ledger=ledger,
+                       budget=0.10)
+    small = openai_model(openai_server, sleeps, role="small", ledger=ledger, budget=0.10)
+    first = await big.complete([{"role": "user", "content": "x"}])
+    assert first.cost_usd == pytest.approx(0.20)  # this call pushed the day past the budget
+    with pytest.raises(BudgetExceeded) as refused:
+        await big.complete([{"role": "user", "content": "y"}], observer=events)
+    assert refused.value.user_message == (
+        "Today's model budget of $0.10 is spent ($0.20); big-model answers resume tomorrow.")
+    assert len(openai_server.requests) == 1  # the refused call never reached the provider
+    assert events.of("model_call")[0]["error"] == refused.value.user_message
+    assert (await small.complete([{"role": "user", "content": "z"}])).text == "small answer"
+    offline = await OfflineModel(role="big").complete([{"role": "user", "content": "hi"}])
+    assert offline.provider == "offline"
+
+
+def test_build_models_follows_the_provider_choice(tmp_path: Path) -> None:
+    offline = build_models(Settings.from_env({"FRONTDESK_HOME": str(tmp_path)}))
+    assert (offline.small.provider, offline.big.provider) == ("offline", "offline")
+    assert not (tmp_path / "frontdesk.db").exists()  # nothing to record offline
+    local = build_models(Settings.from_env({
+        "FRONTDESK_HOME": str(tmp_path), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "FRONTDESK_SMALL_MODEL": "llama3.2", "FRONTDESK_BIG_MODEL": "qwen2.5:14b"}))
+    assert isinstance(local.big, GuardedModel)
+    assert (local.small.provider, local.small.name, local.big.name) == (
+        "openai", "llama3.2", "qwen2.5:14b")
+    claude = build_models(Settings.from_env({"FRONTDESK_HOME": str(tmp_path),
+                                             "ANTHROPIC_API_KEY": "k"}))
+    assert (claude.small.provider, claude.small.name, claude.big.role) == (
+        "anthropic", "claude-haiku-4-5", "big")
+
+
+async def test_a_local_server_needs_no_key(openai_server: FakeOpenAIServer,
+                                           tmp_path: Path) -> None:
+    models = build_models(Settings.from_env({"FRONTDESK_HOME": str(tmp_path),
+                                             "OPENAI_BASE_URL": openai_server.base_url}))
+    openai_server.enqueue(text_reply("local hello"))
+    reply = await models.small.complete([{"role": "user", "content": "hi"}])
+    assert (reply.text, reply.provider) == ("local hello", "openai")
+    assert openai_server.requests[0].headers["authorization"].startswith("Bearer ")
+
+
+def test_importing_the_models_imports_no_sdk() -> None:
+    code = ("import sys, bot.models, bot.agent, bot.tools, bot.costs; "
+            "print(sorted(m for m in ('anthropic', 'openai') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parents[2])
+    assert out.stdout.strip() == "[]"
+
+
+def test_graphs_agent_nodes_imports_nothing_from_bot() -> None:
+    code = ("import sys, graphs.agent_nodes; "
+            "print(sorted(m for m in sys.modules if m == 'bot' or m.startswith('bot.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parents[2])
+    assert out.stdout.strip() == "[]"
