@@ -11,6 +11,8 @@ are numbered "(1/3)" when there is more than one.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -103,6 +105,8 @@ _LINK = re.compile(r"\[((?:[^\[\]\\\n]|\\.)+)\]\(\s*<?([^\s()<>]+(?:\([^\s()]*\)
                    r"(?:\s+\"[^\"]*\")?\s*\)")
 _AUTOLINK = re.compile(r"<((?:https?|tg|mailto):[^\s<>]+)>")
 _SAFE_URL = re.compile(r"(?:https?://|tg://|mailto:)\S+", re.IGNORECASE)
+_PARAGRAPH = re.compile(r"\n(?:[ \t]*\n)+")  # blank lines; the next line keeps its indent
+_PLAIN_RUN = re.compile(r"[^\\`\[<*_~]+")  # characters that cannot start inline markup
 _ESCAPABLE = set("\\`*_{}[]()#+-.!|~>")
 _DELIMITERS = (("**", "b"), ("__", "b"), ("~~", "s"), ("*", "i"), ("_", "i"))
 
@@ -193,8 +197,9 @@ def _inline(text: str, *, links: bool = True) -> list[Token]:
                 i = end + len(delim)
                 break
         else:
-            buf.append(ch)
-            i += 1
+            plain = _PLAIN_RUN.match(text, i)
+            buf.append(plain.group(0) if plain else ch)
+            i = plain.end() if plain else i + 1
     emit()
     return out
 
@@ -263,18 +268,18 @@ def _cut(tokens: list[Token], budget: int) -> list[list[Token]]:
         raise ValueError(f"a part of {budget} characters is too small to cut into")
     visible = _visible(tokens)
     block_edges = _block_edges(tokens)
+    # units[i]: UTF-16 units of visible[:i], so any span's length is one subtraction
+    units = [0, *itertools.accumulate(2 if ord(ch) > 0xFFFF else 1 for ch in visible)]
     spans: list[tuple[int, int]] = []
     pos = 0
-    while utf16_len(visible[pos:]) > budget:
-        end, size = pos, 0
-        while size + utf16_len(visible[end]) <= budget:
-            size += utf16_len(visible[end])
-            end += 1
+    while units[-1] - units[pos] > budget:
+        end = bisect.bisect_right(units, units[pos] + budget) - 1
         cut, resume = _best_break(visible, pos, end, block_edges)
         spans.append((pos, cut))
         pos = resume
     spans.append((pos, len(visible)))
-    return [_slice(tokens, start, stop) for start, stop in spans]
+    index = _TokenIndex(tokens)
+    return [index.slice(start, stop) for start, stop in spans]
 
 
 def _block_edges(tokens: list[Token]) -> set[int]:
@@ -289,24 +294,40 @@ def _block_edges(tokens: list[Token]) -> set[int]:
 
 
 def _best_break(text: str, start: int, end: int, block_edges: set[int]) -> tuple[int, int]:
-    """Where to end a part that may run to ``end``, and where the next one starts."""
+    """Where to end a part that may run to ``end``, and where the next one starts.
+
+    The best kind of break wins if it falls in the part's second half: a paragraph or block
+    edge, then a line end, then a space; failing that, the latest break of any kind; failing
+    that, a hard cut. The separator belongs to neither part; a code line keeps its indentation.
+    """
     if end >= len(text):
         return end, end
-    window = text[start:end + 1]  # the char at ``end`` may itself be the separator
-    half = start + (end - start) // 2
-    # (cut, resume) pairs, best kind first; the separator belongs to neither part, and a
-    # code line's indentation after a cut is kept
-    candidates = [
-        [(start + m.start(), start + m.end()) for m in re.finditer(r"\n\s*\n", window)]
-        + [(e, e) for e in block_edges if start < e <= end],
-        [(start + m.start(), start + m.end()) for m in re.finditer(r"\n", window)],
-        [(start + m.start(), start + m.end()) for m in re.finditer(r"[ \t]+", window)],
-    ]
-    for min_cut in (half, start + 1):
-        for found in candidates:
-            good = [(c, r) for c, r in found if min_cut <= c <= end]
-            if good:
-                return max(good)
+    blocks = [(start + m.start(), start + m.end())  # the char at ``end`` may be a separator
+              for m in _PARAGRAPH.finditer(text[start:end + 1])]
+    blocks += [(e, e) for e in block_edges if start < e <= end]
+
+    def paragraph(lo: int) -> tuple[int, int] | None:
+        return max(((c, r) for c, r in blocks if lo <= c), default=None)
+
+    def line(lo: int) -> tuple[int, int] | None:
+        cut = text.rfind("\n", lo, end + 1)
+        return (cut, cut + 1) if cut != -1 else None
+
+    def space(lo: int) -> tuple[int, int] | None:
+        cut = max(text.rfind(" ", lo, end + 1), text.rfind("\t", lo, end + 1))
+        if cut == -1:
+            return None
+        resume = cut + 1
+        while resume < len(text) and text[resume] in " \t":
+            resume += 1
+        while cut > lo and text[cut - 1] in " \t":
+            cut -= 1
+        return cut, resume
+
+    for lo in (start + (end - start) // 2, start + 1):
+        for kind in (paragraph, line, space):
+            if found := kind(lo):
+                return found
     cut = end
     while cut > start + 1 and _joins(text[cut - 1], text[cut]):
         cut -= 1  # keep an emoji sequence or a letter and its accents together
@@ -322,31 +343,50 @@ def _joins(before: str, after: str) -> bool:
             or (0x1F1E6 <= ord(before) <= 0x1F1FF and 0x1F1E6 <= code <= 0x1F1FF))
 
 
-def _slice(tokens: list[Token], start: int, stop: int) -> list[Token]:
-    """The tokens of visible range [start, stop), with the tags open there closed/reopened."""
-    out: list[Token] = []
-    stack: list[Open] = []
-    offset = 0
-    for token in tokens:
-        if isinstance(token, str):
-            lo, hi = max(start, offset), min(stop, offset + len(token))
-            if lo < hi:
-                if not out:
-                    out.extend(stack)  # reopen what was open where this piece starts
-                out.append(token[lo - offset:hi - offset])
-            offset += len(token)
-            if offset >= stop:
-                break
-        elif isinstance(token, Open):
-            stack.append(token)
-            if offset >= start and out:
-                out.append(token)
-        else:
-            stack.pop()
-            if out:
-                out.append(token)
-    out.extend(Close(t.tag) for t in reversed(stack))
-    return _drop_empty_tags(out)
+class _TokenIndex:
+    """Where each token starts and which tags are open there, to slice without rescanning."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.offsets: list[int] = []  # visible offset where each token starts
+        self.stacks: list[tuple[Open, ...]] = []  # tags open before each token
+        offset, stack = 0, tuple[Open, ...]()
+        for token in tokens:
+            self.offsets.append(offset)
+            self.stacks.append(stack)
+            if isinstance(token, str):
+                offset += len(token)
+            elif isinstance(token, Open):
+                stack = (*stack, token)
+            else:
+                stack = stack[:-1]
+
+    def slice(self, start: int, stop: int) -> list[Token]:
+        """The tokens of visible range [start, stop), tags open at the edges closed/reopened."""
+        first = max(0, bisect.bisect_left(self.offsets, start) - 1)
+        out: list[Token] = []
+        stack = list(self.stacks[first]) if self.tokens else []
+        offset = self.offsets[first] if self.tokens else 0
+        for token in self.tokens[first:]:
+            if isinstance(token, str):
+                lo, hi = max(start, offset), min(stop, offset + len(token))
+                if lo < hi:
+                    if not out:
+                        out.extend(stack)  # reopen what was open where this piece starts
+                    out.append(token[lo - offset:hi - offset])
+                offset += len(token)
+                if offset >= stop:
+                    break
+            elif isinstance(token, Open):
+                stack.append(token)
+                if out:
+                    out.append(token)
+            else:
+                stack.pop()
+                if out:
+                    out.append(token)
+        out.extend(Close(t.tag) for t in reversed(stack))
+        return _drop_empty_tags(out)
 
 
 def _drop_empty_tags(tokens: list[Token]) -> list[Token]:

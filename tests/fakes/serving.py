@@ -42,6 +42,7 @@ class LoopbackServer:
 
     async def start(self) -> None:
         """Serve in the running event loop (the port is known when this returns)."""
+        self._closing = False
         self._runner = web.AppRunner(self.build_app(), access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         await web.TCPSite(self._runner, self.host, self.port).start()
