@@ -264,8 +264,7 @@ class FakeDiscord:
                     return result
                 remaining = deadline - loop.time()
                 if remaining <= 0:
-                    raise TimeoutError(f"fake Discord: no {what} within {timeout} s; "
-                                       f"last calls: {self.describe_calls()}")
+                    raise self._timed_out(what, timeout)
                 with suppress(TimeoutError):
                     await asyncio.wait_for(changed.wait(), remaining)
         finally:
@@ -283,12 +282,15 @@ class FakeDiscord:
                     return result
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TimeoutError(f"fake Discord: no {what} within {timeout} s; "
-                                       f"last calls: {self.describe_calls()}")
+                    raise self._timed_out(what, timeout)
                 self._changed_cond.wait(remaining)
 
     def describe_calls(self, last: int = 8) -> str:
         return ", ".join(f"{c.method} {c.path} -> {c.status}" for c in self.calls[-last:])
+
+    def _timed_out(self, what: str, timeout: float) -> TimeoutError:
+        return TimeoutError(f"fake Discord: no {what} within {timeout} s; "
+                            f"last calls: {self.describe_calls()}")
 
     # -- internals shared with the REST and gateway halves ---------------------------------
     def _changed(self) -> None:
