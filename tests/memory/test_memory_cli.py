@@ -1,0 +1,46 @@
+"""`frontdesk memory add | search | forget` on the owner's notes in FRONTDESK_HOME."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from memory.db import connect
+from memory.notes import Memory
+
+
+def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
+    env["FRONTDESK_HOME"] = str(tmp_path / "home")
+    return subprocess.run([sys.executable, "-m", "bot.cli", "memory", *args], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_add_search_forget(tmp_path: Path) -> None:
+    added = cli(tmp_path, "add", "The boiler service is on 3 May")
+    assert added.returncode == 0 and added.stdout.strip() == "saved note 1"
+    found = cli(tmp_path, "search", "boiler")
+    assert found.stdout.startswith("1\t") and "[boiler]" in found.stdout
+    conn = connect(tmp_path / "home" / "frontdesk.db")
+    assert [h.text for h in Memory(conn).recent("owner")] == ["The boiler service is on 3 May"]
+    conn.close()
+    assert cli(tmp_path, "forget", "1").returncode == 0
+    assert cli(tmp_path, "search", "boiler").stdout.strip() == "no notes match"
+    missing = cli(tmp_path, "forget", "1")
+    assert missing.returncode == 1 and "no note 1" in missing.stderr
+    assert cli(tmp_path, "forget", "one").returncode == 2
+
+
+def test_notes_of_other_people_are_not_the_owners(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "home" / "frontdesk.db")
+    other = Memory(conn).add("telegram:42", "boiler gossip")
+    conn.close()
+    assert cli(tmp_path, "search", "boiler").stdout.strip() == "no notes match"
+    assert cli(tmp_path, "forget", str(other)).returncode == 1
+
+
+def test_too_large_is_refused_clearly(tmp_path: Path) -> None:
+    done = cli(tmp_path, "add", "x" * 20_000)
+    assert done.returncode == 1 and "limit" in done.stderr and "Traceback" not in done.stderr
