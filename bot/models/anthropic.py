@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.models.base import Message, Reply, ToolCall, ToolSpec, Usage
-from bot.models.retry import failure_from_sdk, malformed
+from bot.models.retry import ProviderFailure, failure_from_sdk, malformed
 
 LABEL = "Anthropic"
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -44,6 +44,9 @@ class AnthropicClient:
         """One call; SDK errors become ``ProviderFailure``s with a short message."""
         import anthropic
 
+        if not self._api_key and not self._base_url:
+            raise ProviderFailure(f"No {KEY_ENV} is set for the Anthropic provider.",
+                                  transient=False)
         system, wire = to_wire(messages)
         kwargs: dict[str, Any] = {"model": self.name, "max_tokens": max_tokens, "messages": wire}
         if system:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.agent import run_loop
-from bot.models import ModelError, parse_intent
+from bot.models import GuardedModel, ModelError, parse_intent
+from bot.models.anthropic import AnthropicClient
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     error_reply,
@@ -16,6 +17,7 @@ from tests.models.conftest import (
     GUEST,
     KEY,
     OWNER,
+    PRICES,
     Events,
     SleepRecorder,
     anthropic_model,
@@ -122,3 +124,23 @@ async def test_classify_reply_that_is_not_json(
     reply = await anthropic_model(anthropic_server, sleeps).complete(
         [{"role": "user", "content": "thanks a lot!"}], purpose="classify")
     assert parse_intent(reply.text, "thanks a lot!") == ("social", 0.1)
+
+
+async def test_a_missing_key_is_said_before_any_request(sleeps: SleepRecorder) -> None:
+    model = GuardedModel(AnthropicClient(name="claude-haiku-4-5", api_key=None), role="small",
+                         prices=PRICES, sleep=sleeps)
+    with pytest.raises(ModelError, match=r"^No ANTHROPIC_API_KEY is set"):
+        await model.complete([{"role": "user", "content": "hi"}])
+
+
+def test_fake_server_in_a_thread_serves_a_client_in_another_loop() -> None:
+    import anthropic
+
+    with FakeAnthropicServer() as server:
+        server.enqueue(text_reply("from the thread"))
+        client = anthropic.Anthropic(api_key=KEY, base_url=server.base_url, max_retries=0)
+        message = client.messages.create(model="claude-haiku-4-5", max_tokens=10,
+                                         messages=[{"role": "user", "content": "hi"}])
+        client.close()
+        assert message.content[0].text == "from the thread"  # type: ignore[union-attr]
+        assert server.wait_for_sync(lambda: len(server.requests)) == 1

@@ -149,3 +149,11 @@ async def test_unreadable_http_body_is_a_permanent_error(
     assert caught.value.user_message == (
         "The OpenAI-compatible API sent a reply that could not be read.")
     assert len(openai_server.requests) == 1
+
+
+async def test_fake_server_in_a_thread_serves_the_async_client_in_the_test_loop(
+        sleeps: SleepRecorder) -> None:
+    with FakeOpenAIServer(default_text="default answer") as server:
+        reply = await openai_model(server, sleeps).complete([{"role": "user", "content": "hi"}])
+        assert reply.text == "default answer"
+        assert await server.wait_for(lambda: len(server.requests)) == 1
