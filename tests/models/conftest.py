@@ -82,24 +82,28 @@ def ledger(db: sqlite3.Connection) -> CostLedger:
     return CostLedger(db)
 
 
-def openai_model(server: FakeOpenAIServer, sleeps: SleepRecorder, *, role: str = "small",
-                 name: str = "gpt-4.1-mini", timeout: float = 5.0, attempts: int = 3,
-                 ledger: CostLedger | None = None, budget: float | None = None,
-                 key: str = KEY) -> GuardedModel:
+def guarded(client: OpenAIClient | AnthropicClient, sleeps: SleepRecorder, *,
+            role: str = "small", attempts: int = 3, ledger: CostLedger | None = None,
+            budget: float | None = None) -> GuardedModel:
+    """A provider client behind our guard, with the recorded sleep and the test prices."""
+    return GuardedModel(client, role=role, prices=PRICES, ledger=ledger, budget_usd=budget,
+                        policy=RetryPolicy(attempts=attempts), sleep=sleeps)
+
+
+def openai_model(server: FakeOpenAIServer, sleeps: SleepRecorder, *,
+                 name: str = "gpt-4.1-mini", timeout: float = 5.0, key: str = KEY,
+                 **options: Any) -> GuardedModel:
     """The real openai SDK behind our guard, pointed at the fake server."""
     client = OpenAIClient(name=name, api_key=key, base_url=server.base_url, timeout=timeout)
-    return GuardedModel(client, role=role, prices=PRICES, ledger=ledger, budget_usd=budget,
-                        policy=RetryPolicy(attempts=attempts), sleep=sleeps)
+    return guarded(client, sleeps, **options)
 
 
-def anthropic_model(server: FakeAnthropicServer, sleeps: SleepRecorder, *, role: str = "small",
-                    name: str = "claude-haiku-4-5", timeout: float = 5.0, attempts: int = 3,
-                    ledger: CostLedger | None = None, budget: float | None = None,
-                    key: str = KEY) -> GuardedModel:
+def anthropic_model(server: FakeAnthropicServer, sleeps: SleepRecorder, *,
+                    name: str = "claude-haiku-4-5", timeout: float = 5.0, key: str = KEY,
+                    **options: Any) -> GuardedModel:
     """The real anthropic SDK behind our guard, pointed at the fake server."""
     client = AnthropicClient(name=name, api_key=key, base_url=server.base_url, timeout=timeout)
-    return GuardedModel(client, role=role, prices=PRICES, ledger=ledger, budget_usd=budget,
-                        policy=RetryPolicy(attempts=attempts), sleep=sleeps)
+    return guarded(client, sleeps, **options)
 
 
 def contract_tools(log: list[tuple[str, dict[str, Any]]] | None = None) -> ToolRegistry:

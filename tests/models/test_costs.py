@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -104,17 +105,19 @@ async def test_a_local_server_needs_no_key(openai_server: FakeOpenAIServer,
     assert openai_server.requests[0].headers["authorization"].startswith("Bearer ")
 
 
-def test_importing_the_models_imports_no_sdk() -> None:
-    code = ("import sys, bot.models, bot.agent, bot.tools, bot.costs; "
-            "print(sorted(m for m in ('anthropic', 'openai') if m in sys.modules))")
+def modules_loaded_by(imports: str, prefixes: tuple[str, ...]) -> list[str]:
+    """The modules under ``prefixes`` that a fresh interpreter has after ``import <imports>``."""
+    code = (f"import sys, {imports}; print(sorted(m for m in sys.modules "
+            f"if m.split('.')[0] in {prefixes!r}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).parents[2])
-    assert out.stdout.strip() == "[]"
+    return list(ast.literal_eval(out.stdout.strip()))
+
+
+def test_importing_the_models_imports_no_sdk() -> None:
+    assert modules_loaded_by("bot.models, bot.agent, bot.tools, bot.costs",
+                             ("anthropic", "openai")) == []
 
 
 def test_graphs_agent_nodes_imports_nothing_from_bot() -> None:
-    code = ("import sys, graphs.agent_nodes; "
-            "print(sorted(m for m in sys.modules if m == 'bot' or m.startswith('bot.')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).parents[2])
-    assert out.stdout.strip() == "[]"
+    assert modules_loaded_by("graphs.agent_nodes", ("bot",)) == []
