@@ -1,14 +1,71 @@
-"""`frontdesk run`: not built yet (placeholder until its issue lands)."""
+"""`frontdesk run`: start every adapter that has a token; with none, the console chat."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import importlib
+import logging
 import sys
+from collections.abc import Awaitable, Callable
 
+from bot.gateway import Gateway
+from bot.logs import setup_logging
+from bot.services import Services
 from bot.settings import Settings
+
+EXPIRY_CHECK_S = 30.0
+log = logging.getLogger(__name__)
+
+
+async def expire_forever(gateway: Gateway) -> None:
+    """Now and then, let overdue approvals follow their expiry route."""
+    while True:
+        await asyncio.sleep(EXPIRY_CHECK_S)
+        try:
+            await gateway.expire()
+        except Exception:
+            log.exception("expiring waits failed")
+
+
+def _entry(module: str, name: str) -> Callable[..., Awaitable[None]]:
+    entry: Callable[..., Awaitable[None]] = getattr(importlib.import_module(module), name)
+    return entry
+
+
+async def serve(settings: Settings) -> int:
+    """Build the services, recover, then run the adapters until they stop."""
+    services = Services.from_settings(settings)
+    gateway = Gateway(services)
+    await gateway.start()
+    jobs: list[Awaitable[None]] = []
+    # Each adapter's library (and the dashboard's) is imported only when configured.
+    if settings.telegram_bot_token:
+        jobs.append(_entry("bot.adapters.telegram", "run_telegram")(gateway, settings))
+    if settings.discord_bot_token:
+        jobs.append(_entry("bot.adapters.discord", "run_discord")(gateway, settings))
+    if settings.dashboard_port:
+        jobs.append(_entry("bot.dashboard", "serve_dashboard")(services, settings))
+    if not (settings.telegram_bot_token or settings.discord_bot_token):
+        from bot.adapters.console import run_console
+
+        jobs.append(run_console(gateway))
+    expiry = asyncio.create_task(expire_forever(gateway))
+    try:
+        await asyncio.gather(*jobs)
+    finally:
+        expiry.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await expiry
+    return 0
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
-    """Say plainly that this command is not available yet."""
-    print("frontdesk run: not available yet", file=sys.stderr)
-    return 1
+    """Run until interrupted."""
+    setup_logging(settings)
+    try:
+        return asyncio.run(serve(settings))
+    except KeyboardInterrupt:
+        print("bye", file=sys.stderr)
+        return 0

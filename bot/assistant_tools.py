@@ -1,0 +1,103 @@
+"""The assistant's tools — remember, search_notes, agenda, notify_owner — bound to services.
+
+Each tool acts only within the caller's scope: notes are read and written under the caller's
+own scope (the owner's are "owner"), and anyone but the owner sees the calendar as free/busy
+only. ``notify_owner`` is the one tool that reaches someone else, and it only reaches the owner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime, tzinfo
+
+from bot.calendar import AgendaResult, Calendar, CalendarError, Event
+from bot.tools import Caller, ToolRegistry
+from memory.notes import Memory, NoteTooLarge
+
+# (who wrote, what they wrote) -> a short confirmation for the sender
+OwnerNotifier = Callable[[Caller, str], Awaitable[str]]
+
+
+def format_agenda(result: AgendaResult, zone: tzinfo | None = None) -> str:
+    """Render events one a line (the caller picks ``result.busy_only()`` for non-owners)."""
+    if not result.events:
+        text = "Nothing in the calendar for that time."
+    else:
+        text = "\n".join(_event_line(event, zone) for event in result.events)
+    if result.skipped:
+        text += f"\n({len(result.skipped)} broken calendar entries were skipped.)"
+    return text
+
+
+def _event_line(event: Event, zone: tzinfo | None) -> str:
+    cancelled = " (cancelled)" if (event.status or "").upper() == "CANCELLED" else ""
+    if event.all_day or not isinstance(event.start, datetime):
+        return f"- {event.start.isoformat()} all day: {event.summary}{cancelled}"
+    start = event.start.astimezone(zone) if zone else event.start
+    end = event.end.astimezone(zone) if zone and isinstance(event.end, datetime) else event.end
+    until = f"{end:%H:%M}" if isinstance(end, datetime) else str(end)
+    return f"- {start:%a %d %b %H:%M}–{until}: {event.summary}{cancelled}"
+
+
+def read_agenda(calendar: Calendar, hours: float, is_owner: bool) -> str:
+    """Today's events (hours <= 0) or the next hours, as text; free/busy unless the owner."""
+    if hours and hours > 0:
+        result = calendar.next_hours(min(float(hours), 24.0 * 31))
+    else:
+        result = calendar.events(*calendar.today())
+    return format_agenda(result if is_owner else result.busy_only(), calendar.zone)
+
+
+def build_tools(memory: Memory, calendar: Calendar | None, notify: OwnerNotifier) -> ToolRegistry:
+    """A registry with the four assistant tools bound to these services."""
+    registry = ToolRegistry()
+
+    def remember(text: str, caller: Caller) -> str:
+        """Save a note to memory for later.
+
+        Args:
+            text: the note to save, in plain words.
+        """
+        try:
+            note_id = memory.add(caller.scope, text)
+        except NoteTooLarge as exc:
+            return str(exc)
+        return f"Saved note #{note_id}."
+
+    def search_notes(query: str, caller: Caller) -> str:
+        """Search saved notes and return the best matches.
+
+        Args:
+            query: words to look for.
+        """
+        hits = memory.search(caller.scope, query, 5)
+        if not hits:
+            return "No matching notes."
+        return "\n".join(f"#{hit.id}: {hit.text}" for hit in hits)
+
+    def agenda(hours: float, caller: Caller) -> str:
+        """Read the owner's calendar for the next hours (today's remaining events for 0).
+
+        Args:
+            hours: how many hours ahead to look; 0 means the rest of today.
+        """
+        if calendar is None:
+            return "No calendar is configured."
+        try:
+            return read_agenda(calendar, hours, caller.is_owner)
+        except CalendarError as exc:
+            return f"The calendar could not be read: {exc}"
+
+    async def notify_owner(message: str, caller: Caller) -> str:
+        """Pass an urgent message on to the owner right away.
+
+        Args:
+            message: what the owner needs to know, in one or two sentences.
+        """
+        return await notify(caller, message)
+
+    registry.register(remember)
+    registry.register(search_notes)
+    registry.register(agenda)
+    registry.register(notify_owner)
+    return registry

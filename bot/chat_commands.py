@@ -1,0 +1,94 @@
+"""The chat commands every adapter shares (/start, /help, /notes, /forget, /cancel, /draft).
+
+The gateway calls ``parse`` on each message and, for a command, ``CommandHandler.handle``;
+adapters only register the list in ``COMMANDS`` with their platform's command menu.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from memory.notes import Memory
+
+COMMANDS: list[tuple[str, str]] = [
+    ("help", "what I can do"),
+    ("notes", "your recent notes"),
+    ("forget", "delete a note: /forget ID"),
+    ("cancel", "cancel this chat's waiting run"),
+    ("draft", "owner only: draft content for approval: /draft BRIEF"),
+]
+
+HELP_TEXT = """I'm Frontdesk, a front-desk assistant. Write to me in plain words:
+- "remember that …" saves a note; ask me about it later;
+- ask about today's agenda or your schedule;
+- anything urgent is passed on to the owner at once.
+Commands: /help, /notes, /forget ID, /cancel, /draft BRIEF (owner only)."""
+
+START_TEXT = "Hello! " + HELP_TEXT
+
+
+@dataclass(frozen=True)
+class Command:
+    """A parsed chat command: its name (lower case, no slash) and the rest of the text."""
+
+    name: str
+    argument: str
+
+
+def parse(text: str) -> Command | None:
+    """Read ``/name[@bot] argument``; None when the text is not a command."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or len(stripped) < 2:
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    name = head.split("@", 1)[0].lower()
+    if not name.isascii() or not name.replace("_", "").isalnum():
+        return None
+    return Command(name=name, argument=rest.strip())
+
+
+CancelFn = Callable[[], Awaitable[str]]
+
+
+class CommandHandler:
+    """Answers the commands that need no workflow: help, notes, forget, cancel."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    async def handle(self, command: Command, scope: str, cancel: CancelFn) -> str | None:
+        """The reply to a command, or None when the gateway must handle it (a workflow)."""
+        if command.name == "start":
+            return START_TEXT
+        if command.name == "help":
+            return HELP_TEXT
+        if command.name == "notes":
+            return self._notes(scope)
+        if command.name == "forget":
+            return self._forget(scope, command.argument)
+        if command.name == "cancel":
+            return await cancel()
+        if command.name == "draft":
+            return None
+        return f"I don't know the command /{command.name[:32]}. Try /help."
+
+    def _notes(self, scope: str) -> str:
+        notes = self.memory.recent(scope, 10)
+        if not notes:
+            return "You have no notes yet. Say \"remember that …\" to save one."
+        lines = [f"#{note.id} {_one_line(note.text)}" for note in notes]
+        return "Your recent notes:\n" + "\n".join(lines)
+
+    def _forget(self, scope: str, argument: str) -> str:
+        raw = argument.lstrip("#")
+        if not raw.isdigit() or len(raw) > 18:
+            return "Tell me which note: /forget ID (the number shown by /notes)."
+        if self.memory.forget(scope, int(raw)):
+            return f"Forgotten note #{raw}."
+        return f"You have no note #{raw}."
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

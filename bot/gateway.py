@@ -1,0 +1,241 @@
+"""The gateway: every message from every adapter, in order, answered once (design §1).
+
+Order for one message: allowlist → inbox record (before any work) → per-chat lock → a chat
+command, an answer to this chat's waiting run, or a new run (the triage graph, or the plain
+agent loop with graph mode off) → outbox → send. Every run gets an id derived from the
+message, so a message found unanswered after a crash continues *its* run (finished nodes are
+not run again) instead of starting a second one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from bot.chat_commands import Command, CommandHandler, parse
+from bot.messages import Adapter, Button, IncomingMessage, PressResult, Reply
+from bot.services import Services, match_option
+from bot.tools import Caller
+from graphs.durable import cancel, expire_due, load, recover, resume
+from graphs.engine import RunResult, run_graph
+from graphs.store import WaitInfo
+
+log = logging.getLogger(__name__)
+
+REFUSAL = "Sorry, I only work for the people I've been set up for."
+FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
+           "please try again in a moment.")
+NOT_OWNER = "Only the owner can do that."
+
+
+def run_id_for(msg: IncomingMessage) -> str:
+    """The one run that answers this message: the same id after any restart."""
+    key = f"{msg.platform}|{msg.chat_id}|{msg.message_id}".encode()
+    return "m-" + hashlib.sha256(key).hexdigest()[:20]
+
+
+class Gateway:
+    """Routes messages and button presses between the adapters and the workflows."""
+
+    def __init__(self, services: Services) -> None:
+        self.s = services
+        self.adapters: dict[str, Adapter] = {}
+        self.commands = CommandHandler(services.memory)
+        self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._send_lock = asyncio.Lock()
+        services.notifier.bind(self)
+
+    # -- adapters ------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Before any message: continue the runs a crash left running, expire overdue waits."""
+        await recover(self.s.store)
+        await self.expire()
+
+    async def attach(self, adapter: Adapter, *, recover: bool = True) -> None:
+        """Start serving a platform: send what the outbox still owes, answer what's open."""
+        self.adapters[adapter.platform] = adapter
+        await self.flush(adapter.platform)
+        if recover:
+            for payload in self.s.ledger.unfinished(adapter.platform):
+                await self._process(IncomingMessage.from_json(payload))
+
+    def access(self, msg: IncomingMessage) -> str | None:
+        """'owner', 'allowed', or None for someone not on the allowlist."""
+        return self.s.access.level(msg.platform, msg.user_id)
+
+    # -- messages ------------------------------------------------------------------------
+    async def handle(self, msg: IncomingMessage) -> Reply | None:
+        """Answer one message; None when it is a re-delivery or an ignored stranger."""
+        if self.access(msg) is None:
+            if not self.s.ledger.refuse_once(msg.platform, msg.chat_id):
+                return None
+            await self.deliver(msg.platform, msg.chat_id, f"refusal:{msg.message_id}", REFUSAL)
+            return Reply(REFUSAL, "refused")
+        if not self.s.ledger.record(msg.platform, msg.chat_id, msg.message_id, msg.user_id,
+                                    msg.to_json()):
+            return None
+        return await self._process(msg)
+
+    async def _process(self, msg: IncomingMessage) -> Reply:
+        lock = self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock())
+        async with lock:
+            try:
+                reply = await self._answer(msg)
+            except Exception:
+                log.exception("message %s/%s failed", msg.platform, msg.message_id)
+                reply = Reply(FAILURE, "failed", run_id_for(msg))
+            await self.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
+                               reply.buttons)
+            status = "failed" if reply.route == "failed" else "answered"
+            self.s.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
+            if reply.route not in {"command", "failed"}:
+                self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
+            return reply
+
+    async def _answer(self, msg: IncomingMessage) -> Reply:
+        is_owner = self.access(msg) == "owner"
+        command = parse(msg.text)
+        if command is not None:
+            return await self._command(msg, command, is_owner)
+        waiting = self.s.waits.for_chat(msg.platform, msg.chat_id) if is_owner else None
+        answer = match_option(waiting, msg.text) if waiting is not None else None
+        if waiting is not None and answer is not None:
+            return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
+        sender = self.sender(msg, is_owner)
+        history = [{"role": role, "content": text}
+                   for role, text in self.s.memory.history(self._chat(msg), 10)]
+        self.s.memory.add_history(self._chat(msg), "user", msg.text)
+        run_id = run_id_for(msg)
+        self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id)
+        graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
+        meta = {"platform": msg.platform, "chat_id": msg.chat_id, "user": sender["scope"]}
+        if self.s.store.run(run_id) is None:
+            state = await run_graph(graph, {"text": msg.text, "sender": sender,
+                                            "history": history}, store=self.s.store,
+                                    run_id=run_id, meta=meta)
+        else:  # started before a crash and finished by ``start``'s recovery: reuse it
+            state = load(self.s.store, run_id)
+        return self._reply_from(state, default_route="loop")
+
+    async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
+        if command.name == "draft":
+            if not is_owner:
+                return Reply(NOT_OWNER, "command")
+            return await self._draft(msg, command.argument)
+        text = await self.commands.handle(command, self._scope(msg, is_owner),
+                                          lambda: self._cancel(msg))
+        return Reply(text or "", "command")
+
+    async def _draft(self, msg: IncomingMessage, brief: str) -> Reply:
+        return Reply("Drafting is not available yet.", "command")
+
+    async def _cancel(self, msg: IncomingMessage) -> str:
+        waiting = self.s.waits.for_chat(msg.platform, msg.chat_id)
+        if waiting is None:
+            return "Nothing is waiting in this chat."
+        cancel(self.s.store, waiting.run_id, by="owner")
+        return "Cancelled the waiting run."
+
+    async def _answer_wait(self, wait: WaitInfo, answer: str, by: str) -> Reply:
+        state = await resume(self.s.store, wait.run_id, answer, by, key=wait.key)
+        return self._reply_from(state, default_route="command")
+
+    # -- replies, runs and approvals -----------------------------------------------------
+    def _reply_from(self, state: RunResult, default_route: str) -> Reply:
+        costs = self.s.store.costs(state.run_id) if state.run_id else {"calls": {}}
+        calls = {"small": costs["calls"].get("small", 0), "big": costs["calls"].get("big", 0)}
+        route = str(state.get("route") or default_route)
+        common: dict[str, Any] = {"run_id": state.run_id, "model_calls": calls,
+                                  "cost_usd": float(costs.get("cost_usd", 0.0))}
+        if state.status == "waiting" and state.waits:
+            wait = state.waits[0]
+            text = str(wait.get("question") or "Please answer.")
+            return Reply(text, route, buttons=self.buttons(state.run_id or "", wait), **common)
+        if state.status == "failed":
+            return Reply(FAILURE, "failed", **common)
+        text = str(state.get("reply") or "").strip() or "(no answer)"
+        return Reply(text, route, **common)
+
+    def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
+        """One opaque token per option of a wait."""
+        return [Button(option, self.s.ledger.button_token(run_id, str(wait["key"]), option,
+                                                          option))
+                for option in wait.get("options") or []]
+
+    async def press(self, platform: str, user_id: str, token: str) -> PressResult:
+        """A button press: only the owner's counts; forged, stale and second presses say so."""
+        target = self.s.ledger.button(token)
+        if target is None:
+            return PressResult("This button is not valid (anymore).", False)
+        if self.s.access.level(platform, user_id) != "owner":
+            return PressResult(NOT_OWNER, False)
+        run = self.s.store.run(target.run_id)
+        chat_id = str(run.meta.get("chat_id", "")) if run else ""
+        lock = self._chat_locks.setdefault((platform, chat_id), asyncio.Lock())
+        async with lock:
+            state = await resume(self.s.store, target.run_id, target.answer, "owner")
+            if state.already_answered:
+                return PressResult("This was already decided.", False)
+            if state.get("errors", {}).get(target.wait_key) and state.status != "waiting":
+                return PressResult("This request has expired.", False)
+            reply = self._reply_from(state, default_route="command")
+            await self.deliver(platform, chat_id, f"press:{token}", reply.text, reply.buttons)
+        return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
+
+    async def expire(self, now: float | None = None) -> int:
+        """Follow ``on_expiry`` for every wait past its time; returns how many."""
+        results = await expire_due(self.s.store, now)
+        return len(results)
+
+    # -- delivery ------------------------------------------------------------------------
+    async def deliver(self, platform: str, chat_id: str, reply_key: str, text: str,
+                      buttons: Iterable[Button] | None = None) -> None:
+        """Write the reply's parts to the outbox, then send those not yet sent."""
+        adapter = self.adapters.get(platform)
+        texts = adapter.split(text) if adapter else [text]
+        marks = [{"label": b.label, "token": b.token} for b in buttons or []]
+        self.s.ledger.enqueue(platform, chat_id, reply_key, texts, marks or None)
+        if adapter is not None:
+            await self.flush(platform, chat_id)
+
+    async def flush(self, platform: str, chat_id: str | None = None) -> None:
+        """Send every unsent part of a platform (or one chat), in order, each at most once."""
+        adapter = self.adapters.get(platform)
+        if adapter is None:
+            return
+        async with self._send_lock:
+            for part in self.s.ledger.unsent(platform):
+                if chat_id is not None and part.chat_id != chat_id:
+                    continue
+                buttons = [Button(b["label"], b["token"]) for b in part.buttons or []]
+                message_id = await adapter.send(part.chat_id, part.text, buttons or None)
+                self.s.ledger.mark_sent(part.id, message_id)
+
+    # -- who is writing ------------------------------------------------------------------
+    def sender(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:
+        """The plain-dict sender the workflows see."""
+        return {"scope": self._scope(msg, is_owner), "is_owner": is_owner,
+                "platform": msg.platform, "chat_id": msg.chat_id,
+                "message_id": msg.message_id, "name": msg.user_name or msg.user_id}
+
+    def caller(self, msg: IncomingMessage) -> Caller:
+        """The tool caller for a message."""
+        is_owner = self.access(msg) == "owner"
+        return Caller(self._scope(msg, is_owner), is_owner, msg.platform, msg.chat_id)
+
+    @staticmethod
+    def _scope(msg: IncomingMessage, is_owner: bool) -> str:
+        return "owner" if is_owner else f"{msg.platform}:{msg.user_id}"
+
+    @staticmethod
+    def _chat(msg: IncomingMessage) -> str:
+        return f"{msg.platform}:chat:{msg.chat_id}"
+
+
+def with_text(msg: IncomingMessage, text: str) -> IncomingMessage:
+    """The same message with other text (used by tests and the console)."""
+    return replace(msg, text=text)

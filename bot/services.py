@@ -1,0 +1,218 @@
+"""Wire Frontdesk's services from the settings: database, memory, calendar, models, tools, graphs.
+
+``Services.from_settings(settings)`` is the one place where the parts meet; the gateway and
+the CLI commands receive the result. Workflows get their services passed in here (``build``
+with deps), which is how ``graphs/`` stays free of ``bot/`` imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bot.agent import run_loop
+from bot.assistant_tools import build_tools, read_agenda
+from bot.calendar import Calendar, CalendarError
+from bot.inbox import Ledger
+from bot.models import Models, build_models, classify_offline
+from bot.settings import Settings
+from bot.tools import Caller, ToolRegistry
+from graphs.agent_nodes import agent_node
+from graphs.engine import END, START, Graph, Node
+from graphs.store import RunStore, WaitInfo
+from graphs.workflows import triage
+from memory.db import connect
+from memory.notes import Memory
+
+if TYPE_CHECKING:
+    from bot.gateway import Gateway
+
+log = logging.getLogger(__name__)
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "config" / "prompts"
+PLATFORMS = ("telegram", "discord")
+
+
+def load_prompts(directory: Path = PROMPTS_DIR) -> dict[str, str]:
+    """Every ``*.txt`` prompt by its stem (users edit them in ``config/prompts``)."""
+    return {path.stem: path.read_text(encoding="utf-8").strip()
+            for path in sorted(directory.glob("*.txt"))}
+
+
+class Access:
+    """The allowlist: who is the owner and who else may write, per platform."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.owners = {"telegram": settings.telegram_owner_id,
+                       "discord": settings.discord_owner_id, "console": "owner"}
+        self.allowed = {"telegram": settings.telegram_allowed_users,
+                        "discord": settings.discord_allowed_users}
+
+    def level(self, platform: str, user_id: str) -> str | None:
+        """'owner', 'allowed' or None. Every console user is local, hence allowed."""
+        if user_id and self.owners.get(platform) == user_id:
+            return "owner"
+        if platform == "console" or user_id in self.allowed.get(platform, frozenset()):
+            return "allowed"
+        return None
+
+
+class OwnerNotifier:
+    """Reaches the owner with an urgent notice on the right platform(s) (design §1)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.gateway: Gateway | None = None
+
+    def bind(self, gateway: Gateway) -> None:
+        """The gateway delivers the notices (through its outbox)."""
+        self.gateway = gateway
+
+    def targets(self, origin: str) -> list[str]:
+        """Platforms to notify: FRONTDESK_NOTIFY, else the origin if it has an owner, else
+        the first platform with an owner id, else the console."""
+        owners = {"telegram": self.settings.telegram_owner_id,
+                  "discord": self.settings.discord_owner_id}
+        configured = [p for p in PLATFORMS if owners[p]]
+        choice = (self.settings.notify or "").lower()
+        if choice == "all" and configured:
+            return configured
+        if owners.get(choice):
+            return [choice]
+        if origin in configured:
+            return [origin]
+        return configured[:1] or ["console"]
+
+    async def notify(self, caller: Caller, text: str) -> str:
+        """Send ``who wrote what`` to the owner; return the sentence for the sender."""
+        if caller.is_owner:
+            return "You are the owner, so there is no one to pass this on to; noted."
+        assert self.gateway is not None, "OwnerNotifier used before a gateway was bound"
+        notice = f"Urgent message from {caller.scope} ({caller.platform}):\n{text}"
+        key = "notice:" + hashlib.sha256(
+            f"{caller.scope}|{caller.chat_id}|{text}".encode()).hexdigest()[:24]
+        for platform in self.targets(caller.platform):
+            chat = await self._owner_chat(platform)
+            await self.gateway.deliver(platform, chat, key, notice)
+        return "I've passed your message on to the owner right away; they'll get back to you."
+
+    async def _owner_chat(self, platform: str) -> str:
+        assert self.gateway is not None
+        adapter = self.gateway.adapters.get(platform)
+        if adapter is not None and (chat := await adapter.owner_chat()):
+            return chat
+        owner = {"telegram": self.settings.telegram_owner_id,
+                 "discord": self.settings.discord_owner_id}.get(platform)
+        return f"user:{owner}" if owner else "console"
+
+
+@dataclass
+class Waits:
+    """A chat's open question, found through the run store's waits and their run meta."""
+
+    store: RunStore
+
+    def for_chat(self, platform: str, chat_id: str) -> WaitInfo | None:
+        """The oldest open wait of a run started from this chat, if any."""
+        for wait in self.store.waits("open"):
+            if (wait.meta.get("platform"), str(wait.meta.get("chat_id"))) == (platform, chat_id):
+                return wait
+        return None
+
+
+def match_option(wait: WaitInfo, text: str) -> str | None:
+    """The option a typed answer means (its label or number), the text for a free-text wait,
+    None when a text does not answer a multiple-choice question."""
+    if not wait.options:
+        return text
+    typed = text.strip().lower().rstrip(".!")
+    for number, option in enumerate(wait.options, start=1):
+        if typed in {option.lower(), str(number)}:
+            return option
+    return None
+
+
+@dataclass
+class Services:
+    """Everything the gateway and the commands use, built once from the settings."""
+
+    settings: Settings
+    ledger: Ledger
+    memory: Memory
+    store: RunStore
+    models: Models
+    calendar: Calendar | None
+    access: Access
+    notifier: OwnerNotifier
+    tools: ToolRegistry
+    prompts: dict[str, str]
+    triage: Graph = field(init=False)
+    loop_graph: Graph = field(init=False)
+    waits: Waits = field(init=False)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.triage = triage.build(triage.TriageDeps(
+            small=self.models.small, big=self.models.big, loop=run_loop, tools=self.tools,
+            make_caller=caller_from_sender, search_notes=self.note_texts,
+            read_calendar=self.calendar_context, notify_owner=self.notify_from_sender,
+            fallback_classify=classify_offline, prompts=self.prompts))
+        self.loop_graph = build_loop_graph(self)
+        self.waits = Waits(self.store)
+        for graph in (self.triage, self.loop_graph):
+            self.store.register(graph)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, models: Models | None = None) -> Services:
+        """Open the database and build every service (no network is touched here)."""
+        settings.home.mkdir(parents=True, exist_ok=True)
+        memory = Memory(connect(settings.database))
+        calendar = (Calendar(settings.calendar, tz=settings.timezone,
+                             cache_dir=settings.home / "cache") if settings.calendar else None)
+        notifier = OwnerNotifier(settings)
+        return cls(settings=settings, ledger=Ledger(connect(settings.database)), memory=memory,
+                   store=RunStore(settings.database),
+                   models=models or build_models(settings), calendar=calendar,
+                   access=Access(settings), notifier=notifier,
+                   tools=build_tools(memory, calendar, notifier.notify), prompts=load_prompts())
+
+    # -- the services triage needs, as plain functions ---------------------------------
+    def note_texts(self, scope: str, query: str, k: int) -> list[str]:
+        """Memory hits for the agent's context, in the caller's own scope."""
+        return [hit.text for hit in self.memory.search(scope, query, k)]
+
+    def calendar_context(self, sender: dict[str, Any]) -> str:
+        """Today's events for the owner, free/busy for anyone else; '' without a calendar."""
+        if self.calendar is None:
+            return ""
+        try:
+            return read_agenda(self.calendar, 0, bool(sender["is_owner"]))
+        except CalendarError as exc:
+            log.warning("calendar unavailable: %s", exc)
+            return ""
+
+    async def notify_from_sender(self, sender: dict[str, Any], text: str) -> str:
+        """triage's notify_now: the sender dict becomes a caller."""
+        return await self.notifier.notify(caller_from_sender(sender), text)
+
+
+def caller_from_sender(sender: dict[str, Any]) -> Caller:
+    """The tool caller for a workflow's plain-dict sender."""
+    return Caller(scope=str(sender["scope"]), is_owner=bool(sender["is_owner"]),
+                  platform=str(sender["platform"]), chat_id=str(sender["chat_id"]))
+
+
+def build_loop_graph(services: Services) -> Graph:
+    """Graph mode off: one node, the plain agent loop, so the run is still durable and traced."""
+    loop = agent_node(run_loop, services.models.big, services.tools,
+                      caller=lambda state: caller_from_sender(state["sender"]),
+                      prompt=lambda state: [*state.get("history", []),
+                                            {"role": "user", "content": state["text"]}],
+                      output_key="reply", system=services.prompts["loop"])
+    graph = Graph("loop")
+    graph.add_node(Node("loop", loop))
+    graph.add_edge(START, "loop")
+    graph.add_edge("loop", END)
+    return graph

@@ -1,0 +1,172 @@
+"""Triage: decide, fast and in parallel, what one incoming message needs (design §1).
+
+``classify_intent`` (small model) and ``check_calendar`` run at the same time; ``gather``
+waits for both and picks the route; then exactly one of ``quick_reply`` (small model),
+``full_agent`` (the tool loop on the big model, pre-loaded with memory hits and the calendar)
+or ``notify_now`` (tell the owner, tell the sender) writes the ``reply``.
+
+Usage::
+
+    graph = build(TriageDeps(small=..., big=..., loop=run_loop, tools=registry, ...))
+    state = await run_graph(graph, {"text": "hi!", "sender": sender, "history": []})
+    print(state["route"], state["reply"])
+
+``sender`` is a plain dict: ``scope``, ``is_owner``, ``platform``, ``chat_id``, ``name``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphs.agent_nodes import AgentLoop, ChatModel
+from graphs.engine import END, START, Graph, GraphState, Node
+from graphs.nodes import route_on
+
+ROUTES = ("quick_reply", "full_agent", "notify_now")
+INTENTS = ("social", "question", "task", "urgent")
+URGENT_AT = 0.8
+JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class TriageDeps:
+    """The services triage uses, passed in by the gateway (``graphs/`` never imports ``bot/``)."""
+
+    small: ChatModel
+    big: ChatModel
+    loop: AgentLoop
+    tools: Any  # the tool registry the loop offers the model
+    make_caller: Callable[[dict[str, Any]], Any]  # sender dict -> the loop's caller
+    search_notes: Callable[[str, str, int], list[str]]  # (scope, query, k) -> note texts
+    read_calendar: Callable[[dict[str, Any]], str]  # sender -> calendar context ("" if none)
+    notify_owner: Callable[[dict[str, Any], str], Awaitable[str]]  # -> text for the sender
+    fallback_classify: Callable[[str], tuple[str, float]]  # the offline rules
+    prompts: dict[str, str]  # classify, quick_reply, agent
+
+
+def parse_classification(reply: str) -> tuple[str, float] | None:
+    """Read ``{"intent": ..., "urgency": ...}`` from a model's reply text; None if it can't."""
+    for candidate in [reply.strip(), *JSON_OBJECT.findall(reply)]:
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("intent") in INTENTS:
+            try:
+                urgency = min(1.0, max(0.0, float(data.get("urgency", 0.0))))
+            except (TypeError, ValueError):
+                urgency = 0.0
+            return str(data["intent"]), urgency
+    return None
+
+
+def choose_route(intent: str, urgency: float, sender_is_owner: bool) -> str:
+    """Urgent goes to the owner (unless it is the owner writing); social gets a quick reply."""
+    if intent == "urgent" or urgency >= URGENT_AT:
+        return "full_agent" if sender_is_owner else "notify_now"
+    if intent == "social":
+        return "quick_reply"
+    return "full_agent"
+
+
+def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+    """Ask the small model for the intent as JSON; fall back to the offline rules."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        messages = [{"role": "system", "content": deps.prompts["classify"]},
+                    {"role": "user", "content": state["text"]}]
+        try:
+            reply = await deps.small.complete(messages, max_tokens=60, purpose="classify")
+            parsed = parse_classification(reply.text)
+        except Exception:  # classification only advises: the rules still route the message
+            parsed = None
+        by = "model" if parsed else "rules"
+        intent, urgency = parsed or deps.fallback_classify(state["text"])
+        return {"intent": intent, "urgency": urgency, "classified_by": by}
+
+    return node
+
+
+def check_calendar(deps: TriageDeps) -> Callable[[GraphState], dict[str, Any]]:
+    """Read today's events and the next hours (a plain function: it runs in a thread)."""
+
+    def node(state: GraphState) -> dict[str, Any]:
+        return {"calendar": deps.read_calendar(state["sender"])}
+
+    return node
+
+
+def gather(state: GraphState) -> dict[str, Any]:
+    """Both branches are in: pick the route from the intent, the urgency and who wrote."""
+    route = choose_route(state["intent"], state["urgency"], bool(state["sender"]["is_owner"]))
+    return {"route": route}
+
+
+def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+    """A short social answer from the small model: the big model is never spent on it."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        messages = [{"role": "system", "content": deps.prompts["quick_reply"]},
+                    {"role": "user", "content": state["text"]}]
+        try:
+            reply = await deps.small.complete(messages, max_tokens=120, purpose="quick_reply")
+        except Exception as exc:  # the model's one-sentence reason is the answer
+            return {"reply": getattr(exc, "user_message", "The model is unavailable right now.")}
+        return {"reply": reply.text}
+
+    return node
+
+
+def full_agent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+    """The tool loop on the big model, pre-loaded with memory hits and the calendar."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        sender = state["sender"]
+        context = [deps.prompts["agent"]]
+        hits = deps.search_notes(sender["scope"], state["text"], 5)
+        if hits:
+            context.append("Notes that may help:\n" + "\n".join(f"- {hit}" for hit in hits))
+        if state.get("calendar"):
+            context.append("Calendar, today and the next hours:\n" + state["calendar"])
+        if not sender["is_owner"]:
+            context.append(f"You are talking with {sender.get('name') or 'a guest'}, "
+                           "not the owner.")
+        messages = [{"role": "system", "content": "\n\n".join(context)},
+                    *state.get("history", []), {"role": "user", "content": state["text"]}]
+        result = await deps.loop(deps.big, messages, deps.tools, deps.make_caller(sender))
+        return {"reply": result.text}
+
+    return node
+
+
+def notify_now(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+    """Tell the owner now who wrote what; tell the sender it was passed on."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        confirmation = await deps.notify_owner(state["sender"], state["text"])
+        return {"reply": confirmation, "notified": True}
+
+    return node
+
+
+def build(deps: TriageDeps) -> Graph:
+    """Wire the triage graph: two parallel fetches, a join, a router, three endings."""
+    graph = Graph("triage")
+    graph.add_node(Node("classify_intent", classify_intent(deps)))
+    graph.add_node(Node("check_calendar", check_calendar(deps)))
+    graph.add_node(Node("gather", gather))
+    graph.add_node(Node("quick_reply", quick_reply(deps)))
+    graph.add_node(Node("full_agent", full_agent(deps)))
+    graph.add_node(Node("notify_now", notify_now(deps)))
+    graph.add_edge(START, "classify_intent")
+    graph.add_edge(START, "check_calendar")
+    graph.add_edge("classify_intent", "gather")
+    graph.add_edge("check_calendar", "gather")
+    graph.add_router("gather", route_on("route"), {route: route for route in ROUTES})
+    for route in ROUTES:
+        graph.add_edge(route, END)
+    return graph
