@@ -1,5 +1,6 @@
 """Frontdesk's graph engine, node factories and workflows; imports nothing from `bot/`."""
 
+from graphs.durable import cancel, expire_due, load, recover, resume
 from graphs.engine import (
     END,
     START,
@@ -14,7 +15,6 @@ from graphs.engine import (
     Suspend,
     is_transient,
     node_observer,
-    resume,
     resume_value,
     run_graph,
 )
@@ -28,11 +28,13 @@ from graphs.nodes import (
     route_when,
     tool_node,
 )
+from graphs.store import RunInfo, RunStore, WaitInfo
 from graphs.trace import JsonlTrace, node_statuses
 
 __all__ = [
     "END", "START", "Graph", "GraphBuildError", "GraphRunError", "GraphState", "JsonlTrace",
-    "Node", "Observer", "RetryPolicy", "RunResult", "Suspend", "WaitExpired", "agent_node",
-    "human_node", "is_transient", "llm_node", "node_observer", "node_statuses", "resume",
+    "Node", "Observer", "RetryPolicy", "RunInfo", "RunResult", "RunStore", "Suspend",
+    "WaitExpired", "WaitInfo", "agent_node", "cancel", "expire_due", "human_node",
+    "is_transient", "llm_node", "load", "node_observer", "node_statuses", "recover", "resume",
     "resume_value", "route_on", "route_when", "run_graph", "to_mermaid", "tool_node",
 ]

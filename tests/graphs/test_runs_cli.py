@@ -1,0 +1,74 @@
+"""`frontdesk runs`: the list and one run's timeline, read from a real database file."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import graphs
+from bot.commands import runs
+from bot.settings import Settings
+from graphs import END, START, Graph, Node, RunStore, human_node, route_on, run_graph
+
+
+def test_public_names_are_the_listed_ones() -> None:
+    assert sorted(graphs.__all__) == sorted(
+        ["END", "START", "Graph", "GraphBuildError", "GraphRunError", "GraphState",
+         "JsonlTrace", "Node", "Observer", "RetryPolicy", "RunInfo", "RunResult", "RunStore",
+         "Suspend", "WaitExpired", "WaitInfo", "agent_node", "cancel", "expire_due",
+         "human_node", "is_transient", "llm_node", "load", "node_observer", "node_statuses",
+         "recover", "resume", "resume_value", "route_on", "route_when", "run_graph",
+         "to_mermaid", "tool_node"])
+    assert all(hasattr(graphs, name) for name in graphs.__all__)
+
+
+async def make_runs(home: Path) -> tuple[str, str]:
+    store = RunStore(Settings(home=home).database)
+    graph = Graph("greet")
+    graph.add_node(Node("hello", lambda s: {"reply": "hi"}))
+    graph.add_node(human_node("Send it?", "ok", ["yes", "no"], name="ask"))
+    graph.add_edge(START, "hello")
+    graph.add_edge("hello", "ask")
+    graph.add_router("ask", route_on("ok"), {"yes": END, "no": END})
+    waiting = await run_graph(graph, {"text": "hello"}, store=store, meta={"chat": "c1"})
+    plain = Graph("plain")
+    plain.add_node(Node("only", lambda s: {"x": 1}))
+    plain.add_edge(START, "only")
+    done = await run_graph(plain, {}, store=store)
+    store.close()
+    return waiting.run_id or "", done.run_id or ""
+
+
+async def test_runs_lists_and_shows_a_timeline(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    waiting_id, done_id = await make_runs(tmp_path)
+    settings = Settings(home=tmp_path)
+    assert runs.main(argparse.Namespace(run_id=None), settings) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(done_id) and "plain" in lines[0] and "completed" in lines[0]
+    assert lines[1].startswith(waiting_id) and "waiting" in lines[1]
+    assert runs.main(argparse.Namespace(run_id=waiting_id), settings) == 0
+    out = capsys.readouterr().out
+    assert "node_end    hello" in out and "wrote reply" in out
+    assert "waiting on ask:1: Send it? [yes / no]" in out
+    assert 'meta: {"chat": "c1"}' in out
+    assert runs.main(argparse.Namespace(run_id="nope"), settings) == 1
+    assert "there is no run 'nope'" in capsys.readouterr().err
+
+
+async def test_runs_command_through_the_cli(tmp_path: Path) -> None:
+    _, done_id = await make_runs(tmp_path)
+    env = {"FRONTDESK_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "bot.cli", "runs", done_id], env=env,
+                         capture_output=True, text=True, check=True, cwd=tmp_path,
+                         ).stdout
+    assert "graph_end" in out and "status=completed" in out
+
+
+def test_runs_without_a_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert runs.main(argparse.Namespace(run_id=None), Settings(home=tmp_path / "none")) == 0
+    assert "No runs yet." in capsys.readouterr().out
