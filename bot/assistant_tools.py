@@ -48,6 +48,32 @@ def read_agenda(calendar: Calendar, hours: float, is_owner: bool) -> str:
     return format_agenda(result if is_owner else result.busy_only(), calendar.zone)
 
 
+def search_notes_tool(memory: Memory) -> Callable[[str, Caller], str]:
+    """The memory search tool, always within the caller's own scope."""
+
+    def search_notes(query: str, caller: Caller) -> str:
+        """Search saved notes and return the best matches.
+
+        Args:
+            query: words to look for.
+        """
+        hits = memory.search(caller.scope, query, 5)
+        if not hits:
+            return "No matching notes."
+        return "\n".join(f"#{hit.id}: {hit.text}" for hit in hits)
+
+    return search_notes
+
+
+def count_words(text: str) -> str:
+    """Count the words of a text (for keeping a draft within its limit).
+
+    Args:
+        text: the text to count.
+    """
+    return f"{len(text.split())} words"
+
+
 def build_tools(memory: Memory, calendar: Calendar | None, notify: OwnerNotifier) -> ToolRegistry:
     """A registry with the four assistant tools bound to these services."""
     registry = ToolRegistry()
@@ -64,22 +90,11 @@ def build_tools(memory: Memory, calendar: Calendar | None, notify: OwnerNotifier
             return str(exc)
         return f"Saved note #{note_id}."
 
-    def search_notes(query: str, caller: Caller) -> str:
-        """Search saved notes and return the best matches.
-
-        Args:
-            query: words to look for.
-        """
-        hits = memory.search(caller.scope, query, 5)
-        if not hits:
-            return "No matching notes."
-        return "\n".join(f"#{hit.id}: {hit.text}" for hit in hits)
-
     def agenda(hours: float, caller: Caller) -> str:
-        """Read the owner's calendar for the next hours (today's remaining events for 0).
+        """Read the owner's calendar for the next hours (today's events for 0).
 
         Args:
-            hours: how many hours ahead to look; 0 means the rest of today.
+            hours: how many hours ahead to look; 0 means today.
         """
         if calendar is None:
             return "No calendar is configured."
@@ -97,7 +112,22 @@ def build_tools(memory: Memory, calendar: Calendar | None, notify: OwnerNotifier
         return await notify(caller, message)
 
     registry.register(remember)
-    registry.register(search_notes)
+    registry.register(search_notes_tool(memory))
     registry.register(agenda)
     registry.register(notify_owner)
+    return registry
+
+
+def build_writing_tools(memory: Memory) -> ToolRegistry:
+    """The draft agent's tools: look things up, count words."""
+    registry = ToolRegistry()
+    registry.register(search_notes_tool(memory))
+    registry.register(count_words)
+    return registry
+
+
+def build_fact_tools(memory: Memory) -> ToolRegistry:
+    """The fact checker's tools: the memory search only."""
+    registry = ToolRegistry()
+    registry.register(search_notes_tool(memory))
     return registry

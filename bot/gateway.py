@@ -21,7 +21,7 @@ from bot.messages import Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.services import Services, match_option
 from bot.tools import Caller
 from graphs.durable import cancel, expire_due, load, recover, resume
-from graphs.engine import RunResult, run_graph
+from graphs.engine import Graph, RunResult, run_graph
 from graphs.store import WaitInfo
 
 log = logging.getLogger(__name__)
@@ -109,17 +109,20 @@ class Gateway:
         history = [{"role": role, "content": text}
                    for role, text in self.s.memory.history(self._chat(msg), 10)]
         self.s.memory.add_history(self._chat(msg), "user", msg.text)
+        graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
+        state = await self._run(msg, graph, {"text": msg.text, "sender": sender,
+                                             "history": history})
+        return self._reply_from(state, default_route="loop")
+
+    async def _run(self, msg: IncomingMessage, graph: Graph, state: dict[str, Any]) -> RunResult:
+        """Start this message's run, or take up the one a crash interrupted (never a second)."""
         run_id = run_id_for(msg)
         self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id)
-        graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
-        meta = {"platform": msg.platform, "chat_id": msg.chat_id, "user": sender["scope"]}
-        if self.s.store.run(run_id) is None:
-            state = await run_graph(graph, {"text": msg.text, "sender": sender,
-                                            "history": history}, store=self.s.store,
-                                    run_id=run_id, meta=meta)
-        else:  # started before a crash and finished by ``start``'s recovery: reuse it
-            state = load(self.s.store, run_id)
-        return self._reply_from(state, default_route="loop")
+        if self.s.store.run(run_id) is not None:  # recovered at ``start``: reuse its outcome
+            return load(self.s.store, run_id)
+        meta = {"platform": msg.platform, "chat_id": msg.chat_id,
+                "user": state["sender"]["scope"]}
+        return await run_graph(graph, state, store=self.s.store, run_id=run_id, meta=meta)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
         if command.name == "draft":
@@ -131,7 +134,12 @@ class Gateway:
         return Reply(text or "", "command")
 
     async def _draft(self, msg: IncomingMessage, brief: str) -> Reply:
-        return Reply("Drafting is not available yet.", "command")
+        if not brief:
+            return Reply("Tell me what to write: /draft BRIEF, e.g. /draft a thank-you note "
+                         "to Ann for the flowers, under 80 words.", "command")
+        state = await self._run(msg, self.s.content,
+                                {"brief": brief, "sender": self.sender(msg, True)})
+        return self._reply_from(state, default_route="command")
 
     async def _cancel(self, msg: IncomingMessage) -> str:
         waiting = self.s.waits.for_chat(msg.platform, msg.chat_id)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.agent import run_loop
-from bot.assistant_tools import build_tools, read_agenda
+from bot.assistant_tools import build_fact_tools, build_tools, build_writing_tools, read_agenda
 from bot.calendar import Calendar, CalendarError
 from bot.inbox import Ledger
 from bot.models import Models, build_models, classify_offline
@@ -23,7 +23,7 @@ from bot.tools import Caller, ToolRegistry
 from graphs.agent_nodes import agent_node
 from graphs.engine import END, START, Graph, Node
 from graphs.store import RunStore, WaitInfo
-from graphs.workflows import triage
+from graphs.workflows import content, triage
 from memory.db import connect
 from memory.notes import Memory
 
@@ -150,6 +150,7 @@ class Services:
     prompts: dict[str, str]
     triage: Graph = field(init=False)
     loop_graph: Graph = field(init=False)
+    content: Graph = field(init=False)
     waits: Waits = field(init=False)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -160,8 +161,14 @@ class Services:
             read_calendar=self.calendar_context, notify_owner=self.notify_from_sender,
             fallback_classify=classify_offline, prompts=self.prompts))
         self.loop_graph = build_loop_graph(self)
+        self.content = content.build(content.ContentDeps(
+            small=self.models.small, big=self.models.big, loop=run_loop,
+            writing_tools=build_writing_tools(self.memory),
+            facts_tools=build_fact_tools(self.memory), make_caller=caller_from_sender,
+            save_note=self.memory.add, prompts=self.prompts,
+            max_words=self.settings.draft_max_words))
         self.waits = Waits(self.store)
-        for graph in (self.triage, self.loop_graph):
+        for graph in (self.triage, self.loop_graph, self.content):
             self.store.register(graph)
 
     @classmethod

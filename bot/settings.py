@@ -44,6 +44,7 @@ class Settings:
     notify: str | None = None
     dashboard_port: int | None = None
     brief_at: str | None = None
+    draft_max_words: int = 300
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
@@ -79,6 +80,7 @@ class Settings:
             notify=get("FRONTDESK_NOTIFY"),
             dashboard_port=int(port) if port else None,
             brief_at=get("FRONTDESK_BRIEF_AT"),
+            draft_max_words=int(get("FRONTDESK_DRAFT_MAX_WORDS") or 300),
             anthropic_api_key=get("ANTHROPIC_API_KEY"),
             anthropic_base_url=get("ANTHROPIC_BASE_URL"),
             openai_api_key=get("OPENAI_API_KEY"),

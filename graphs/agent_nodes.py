@@ -41,7 +41,7 @@ class AgentLoop(Protocol):
     """The tool loop: ``bot.agent.run_loop`` satisfies this."""
 
     def __call__(self, model: Any, messages: list[dict[str, Any]], tools: Any, caller: Any, *,
-                 max_iterations: int = 8) -> Awaitable[HasText]: ...
+                 max_iterations: int = 8, purpose: str = "agent") -> Awaitable[HasText]: ...
 
 
 def build_messages(state: State, prompt: Prompt, system: str | None) -> list[dict[str, Any]]:

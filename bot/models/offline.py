@@ -35,6 +35,7 @@ URGENT = re.compile(r"\b(urgent|asap|emergency|immediately|right now)\b", re.IGN
 AGENDA = re.compile(r"\b(calendar|agenda|schedule|today|meetings?)\b", re.IGNORECASE)
 REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note)(?:\s+that)?\b[\s:,]*(?P<text>.+)$",
                       re.IGNORECASE | re.DOTALL)
+REVISION = re.compile(r"Draft:\n(?P<draft>.*)\n\nFeedback:\n(?P<feedback>.*)", re.DOTALL)
 WORD = re.compile(r"[a-z']+")
 # Multi-word social phrases, folded into one word before the rules look at the words.
 PHRASES = [(re.compile(r"\bhow are you( doing)?\b|\bhow's it going\b|\bwhat's up\b"), "smalltalk"),
@@ -179,6 +180,17 @@ def _compose(messages: Sequence[Message]) -> str:
     return "\n\n".join(parts) + f"\n{OFFLINE_TAG}"
 
 
+def revise_offline(prompt: str) -> str:
+    """Offline, a revision keeps the draft and lists the feedback it could not apply."""
+    found = REVISION.search(prompt)
+    if found is None:
+        return f"{prompt.strip()}\n{OFFLINE_TAG}"
+    draft = re.sub(r"\n\(offline mode: not revised for .*\)$", "",
+                   found.group("draft").replace(OFFLINE_TAG, "").strip())
+    feedback = " ".join(found.group("feedback").split())
+    return f"{draft}\n(offline mode: not revised for \"{feedback}\")"
+
+
 def offline_text(purpose: str | None, messages: Sequence[Message],
                  tools: Sequence[ToolSpec] | None) -> tuple[str, list[ToolCall]]:
     """Pick the rule for the call's purpose."""
@@ -190,8 +202,12 @@ def offline_text(purpose: str | None, messages: Sequence[Message],
         return quick_reply_offline(text), []
     if purpose == "check_tone":
         return json.dumps({"score": 1.0, "feedback": f"tone not checked {OFFLINE_TAG}"}), []
-    if purpose in {"draft", "revise"}:
+    if purpose == "draft":
         return f"{text.strip()}\n{OFFLINE_TAG}", []
+    if purpose == "revise":
+        return revise_offline(text), []
+    if purpose == "check_facts":
+        return json.dumps({"score": 1.0, "feedback": f"facts not checked {OFFLINE_TAG}"}), []
     return agent_step(messages, tools)
 
 

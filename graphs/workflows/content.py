@@ -1,0 +1,229 @@
+"""Content: draft a piece from the owner's brief, check it three ways at once, revise in a
+bounded loop, and let the owner decide (design §1, "Content workflow").
+
+``draft`` writes; ``check_tone`` (small model), ``check_facts`` (agent with the memory search
+tool only) and ``check_length`` (pure function) run in parallel; ``aggregate`` takes the lowest
+score and routes: *pass* → ``approval``; *fixable* with fewer than two automatic revisions →
+``revise`` → the checks again; otherwise → ``approval`` showing the problems. The owner picks
+Approve (→ ``save_note``), Revise (→ ``feedback`` → ``revise``) or Discard.
+
+Usage::
+
+    graph = build(ContentDeps(small=..., big=..., loop=run_loop, ...))
+    state = await run_graph(graph, {"brief": "a thank-you note to Ann", "sender": owner},
+                            store=store, run_id=run_id)
+    # state.status == "waiting": show state.waits[0]["question"] with its options, then
+    state = await resume(store, run_id, "Approve", by="owner")
+
+The workflow counts its own revisions; ``max_visits`` is only the engine's safety net.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphs.agent_nodes import AgentLoop, ChatModel
+from graphs.engine import END, START, Graph, GraphState, Node
+from graphs.nodes import human_node, route_on
+
+PASS_AT = 0.8  # every check at least this: ready for the owner
+FIXABLE_AT = 0.4  # below this, editing cannot save the draft
+AUTO_REVISIONS = 2
+CHECKS = ("check_tone", "check_facts", "check_length")
+OPTIONS = ["Approve", "Revise", "Discard"]
+WORD_LIMIT = re.compile(r"\b(?:in|under|within|max(?:imum)?|at most|up to|no more than)\s+"
+                        r"(\d{1,5})\s+words?\b", re.IGNORECASE)
+JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+Step = Callable[[GraphState], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ContentDeps:
+    """Services the content workflow uses, passed in by the gateway."""
+
+    small: ChatModel
+    big: ChatModel
+    loop: AgentLoop
+    writing_tools: Any  # the draft agent's tools
+    facts_tools: Any  # the fact checker's tools: memory search only
+    make_caller: Callable[[dict[str, Any]], Any]
+    save_note: Callable[[str, str], int]  # (scope, text) -> note id
+    prompts: dict[str, str]  # draft, revise, check_tone, check_facts
+    max_words: int = 300
+    expires_after: float = 7 * 24 * 3600.0
+
+
+def word_limit(brief: str, default: int) -> int:
+    """A limit the brief names ("in 100 words"), else the configured one."""
+    found = WORD_LIMIT.search(brief)
+    return max(1, int(found.group(1))) if found else default
+
+
+def parse_review(text: str) -> dict[str, Any] | None:
+    """Read ``{"score": ..., "feedback": ...}`` from a reply; None if there is none."""
+    for candidate in [text.strip(), *JSON_OBJECT.findall(text)]:
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("score"), int | float):
+            score = min(1.0, max(0.0, float(data["score"])))
+            return {"score": score, "feedback": str(data.get("feedback") or "")}
+    return None
+
+
+def draft(deps: ContentDeps) -> Step:
+    """The big model, with writing tools, turns the brief into a first draft."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        messages = [{"role": "system", "content": deps.prompts["draft"]},
+                    {"role": "user", "content": state["brief"]}]
+        result = await deps.loop(deps.big, messages, deps.writing_tools,
+                                 deps.make_caller(state["sender"]), purpose="draft")
+        return {"draft": result.text.strip(), "auto_revisions": 0, "owner_revisions": 0}
+
+    return node
+
+
+def check_tone(deps: ContentDeps) -> Step:
+    """The small model scores the tone; a reply without a verdict counts as a pass."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        messages = [{"role": "system", "content": deps.prompts["check_tone"]},
+                    {"role": "user", "content": f"Brief: {state['brief']}\n\n{state['draft']}"}]
+        reply = await deps.small.complete(messages, max_tokens=200, purpose="check_tone")
+        return {"tone": parse_review(reply.text) or {"score": 1.0, "feedback": ""}}
+
+    return node
+
+
+def check_facts(deps: ContentDeps) -> Step:
+    """An agent with only the memory search tool checks claims against the notes."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        messages = [{"role": "system", "content": deps.prompts["check_facts"]},
+                    {"role": "user", "content": state["draft"]}]
+        result = await deps.loop(deps.big, messages, deps.facts_tools,
+                                 deps.make_caller(state["sender"]), purpose="check_facts")
+        return {"facts": parse_review(result.text) or {"score": 1.0, "feedback": ""}}
+
+    return node
+
+
+def check_length(deps: ContentDeps) -> Callable[[GraphState], dict[str, Any]]:
+    """Words against the limit from the brief or the config (a pure function)."""
+
+    def node(state: GraphState) -> dict[str, Any]:
+        limit, words = word_limit(state["brief"], deps.max_words), len(state["draft"].split())
+        if words == 0:
+            return {"length": {"score": 0.0, "feedback": "The draft is empty."}}
+        if words <= limit:
+            return {"length": {"score": 1.0, "feedback": ""}}
+        return {"length": {"score": 0.6, "feedback": f"Cut it to {limit} words (now {words})."}}
+
+    return node
+
+
+def aggregate(state: GraphState) -> dict[str, Any]:
+    """The lowest score decides; all feedback is kept; the verdict picks the next step."""
+    reviews = [state["tone"], state["facts"], state["length"]]
+    score = min(review["score"] for review in reviews)
+    problems = [review["feedback"] for review in reviews if review["feedback"]]
+    if score >= PASS_AT:
+        verdict, next_step = "pass", "approval"
+    elif score >= FIXABLE_AT:
+        verdict = "fixable"
+        next_step = "revise" if state.get("auto_revisions", 0) < AUTO_REVISIONS else "approval"
+    else:
+        verdict, next_step = "unsalvageable", "approval"
+    return {"review": {"score": score, "verdict": verdict, "problems": problems},
+            "next_step": next_step}
+
+
+def revise(deps: ContentDeps) -> Step:
+    """The big model rewrites with the feedback: the owner's if they gave some, else the checks'."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        owner_feedback = state.get("owner_feedback")
+        feedback = owner_feedback or "\n".join(state["review"]["problems"])
+        messages = [{"role": "system", "content": deps.prompts["revise"]},
+                    {"role": "user", "content": f"Brief: {state['brief']}\n\nDraft:\n"
+                     f"{state['draft']}\n\nFeedback:\n{feedback}"}]
+        reply = await deps.big.complete(messages, max_tokens=1500, purpose="revise")
+        if owner_feedback:
+            return {"draft": reply.text.strip(), "owner_feedback": None,
+                    "owner_revisions": state.get("owner_revisions", 0) + 1}
+        return {"draft": reply.text.strip(),
+                "auto_revisions": state.get("auto_revisions", 0) + 1}
+
+    return node
+
+
+def approval_question(state: GraphState) -> str:
+    """The draft as the owner sees it, with any problems the checks left."""
+    review = state["review"]
+    lines = [f"Draft for: {state['brief']}", "", state["draft"], ""]
+    if review["verdict"] != "pass":
+        lines += [f"The checks still see problems ({review['verdict']}, score "
+                  f"{review['score']:.2f}):", *[f"- {p}" for p in review["problems"]], ""]
+    lines.append("Approve, Revise or Discard?")
+    return "\n".join(lines)
+
+
+def save_note(deps: ContentDeps) -> Callable[[GraphState], dict[str, Any]]:
+    """Approved: keep the final text as a note and send it."""
+
+    def node(state: GraphState) -> dict[str, Any]:
+        note_id = deps.save_note(state["sender"]["scope"], state["draft"])
+        return {"note_id": note_id,
+                "reply": f"Approved and saved as note #{note_id}:\n\n{state['draft']}"}
+
+    return node
+
+
+def discarded(state: GraphState) -> dict[str, Any]:
+    """Discarded: nothing is kept."""
+    return {"reply": "Discarded the draft; nothing was saved."}
+
+
+def expired(state: GraphState) -> dict[str, Any]:
+    """Nobody decided in time: the draft is dropped, and the owner is told."""
+    return {"reply": "The draft expired without a decision; nothing was saved."}
+
+
+def build(deps: ContentDeps) -> Graph:
+    """Wire the content graph: draft, three parallel checks, a bounded cycle, the owner's gate."""
+    graph = Graph("content")
+    loops = AUTO_REVISIONS + 6  # safety net only: the workflow routes on its own counters
+    graph.add_node(Node("draft", draft(deps)))
+    graph.add_node(Node("check_tone", check_tone(deps), max_visits=loops))
+    graph.add_node(Node("check_facts", check_facts(deps), max_visits=loops))
+    graph.add_node(Node("check_length", check_length(deps), max_visits=loops))
+    graph.add_node(Node("aggregate", aggregate, max_visits=loops))
+    graph.add_node(Node("revise", revise(deps), max_visits=loops))
+    graph.add_node(human_node(approval_question, "decision", OPTIONS,
+                              expires_after=deps.expires_after, on_expiry="expired",
+                              name="approval", max_visits=loops))
+    graph.add_node(human_node("What should change?", "owner_feedback",
+                              expires_after=deps.expires_after, on_expiry="expired",
+                              name="feedback", max_visits=loops))
+    graph.add_node(Node("save_note", save_note(deps)))
+    graph.add_node(Node("discarded", discarded))
+    graph.add_node(Node("expired", expired))
+    graph.add_edge(START, "draft")
+    for check in CHECKS:
+        graph.add_edge("draft", check)
+        graph.add_edge("revise", check)
+        graph.add_edge(check, "aggregate")
+    graph.add_router("aggregate", route_on("next_step"),
+                     {"revise": "revise", "approval": "approval"})
+    graph.add_router("approval", route_on("decision"),
+                     {"Approve": "save_note", "Revise": "feedback", "Discard": "discarded"})
+    graph.add_edge("feedback", "revise")
+    for last in ("save_note", "discarded", "expired"):
+        graph.add_edge(last, END)
+    return graph
