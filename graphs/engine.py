@@ -300,7 +300,7 @@ class _Run:
             self.visits[name], self.steps = visits, self.steps + 1
         self.running[name] = self.tick
         if self.logging:
-            self.emit("node_start", True, node=name, attempt=1)
+            self.emit("node_start", node=name, attempt=1)  # stored with the node's end
         return True
 
     async def _in_task(self, name: str) -> None:

@@ -67,10 +67,11 @@ MIGRATIONS: list[Migration] = [
 ]
 
 _TAGS = ("event", "run_id", "t", "node")  # kept in their own columns, not in ``data``
+_SIDE_EFFECTS = ("route", "wait")  # events that also update runs / run_waits
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # built once: fast
+_dumps_any = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 @dataclass
@@ -143,22 +144,33 @@ class RunStore:
     def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None,
                frontier: dict[str, Any] | None, status: str | None) -> None:
         """Append events; the last carries the delta and frontier (one transaction)."""
-        node = next((e.get("node") for e in reversed(events) if e["event"] == "node_end"), "")
-        delta_json = None if delta is None else _json_or_raise(delta, f"node {node!r} wrote")
+        try:
+            delta_json = None if delta is None else _dumps(delta)
+        except (TypeError, ValueError):
+            node = next((e.get("node") for e in events if e["event"] == "node_end"), "?")
+            _json_or_raise(delta or {}, f"node {node!r} wrote")
+            raise
         seq = self._seq.get(run_id)
         if seq is None:
             seq = self._seq[run_id] = self.next_seq(run_id)
-        rows: list[tuple[Any, ...]] = [(run_id, seq + i, e["t"], e["event"], e.get("node"),
-                 json.dumps({k: v for k, v in e.items() if k not in _TAGS}, default=str,
-                            ensure_ascii=False, separators=(",", ":")), None, None)
-                for i, e in enumerate(events)]
+        rows: list[tuple[Any, ...]] = [
+            (run_id, seq + i, e["t"], e["event"], e.get("node"),
+             _dumps_any({k: v for k, v in e.items() if k not in _TAGS}), None, None)
+            for i, e in enumerate(events)]
         if rows and (delta_json is not None or frontier is not None):
-            rows[-1] = (*rows[-1][:6], delta_json,
-                        None if frontier is None else _dumps(frontier))
-        side_effects = status is not None or any(e["event"] in ("route", "wait") for e in events)
-        if len(rows) == 1 and not side_effects:  # the common step: one autocommit insert
-            self._insert(rows)
-        elif rows or status is not None:
+            rows[-1] = (*rows[-1][:6], delta_json, None if frontier is None else _dumps(frontier))
+        if status is None and not any(e["event"] in _SIDE_EFFECTS for e in events):
+            if len(rows) == 1:  # one autocommit insert
+                self._insert(rows)
+            elif rows:
+                self.conn.execute("BEGIN")
+                try:
+                    self._insert(rows)
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+        else:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self._insert(rows)
@@ -171,7 +183,8 @@ class RunStore:
 
     def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         try:
-            self.conn.executemany("INSERT INTO run_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            for row in rows:
+                self.conn.execute("INSERT INTO run_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
         except sqlite3.IntegrityError as exc:  # UNIQUE(run_id, seq): someone else writes it
             raise GraphRunError(f"run {rows[0][0]!r} is being continued by another process"
                                 ) from exc
