@@ -30,6 +30,8 @@ REFUSAL = "Sorry, I only work for the people I've been set up for."
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
            "please try again in a moment.")
 NOT_OWNER = "Only the owner can do that."
+STALE = {"answered": "This was already decided.", "expired": "This request has expired.",
+         "cancelled": "This request was cancelled.", "": "This request is no longer open."}
 
 
 def run_id_for(msg: IncomingMessage) -> str:
@@ -46,7 +48,7 @@ class Gateway:
         self.adapters: dict[str, Adapter] = {}
         self.commands = CommandHandler(services.memory)
         self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
-        self._send_lock = asyncio.Lock()
+        self._send_locks: dict[tuple[str, str], asyncio.Lock] = {}
         services.notifier.bind(self)
 
     # -- adapters ------------------------------------------------------------------------
@@ -70,14 +72,30 @@ class Gateway:
     # -- messages ------------------------------------------------------------------------
     async def handle(self, msg: IncomingMessage) -> Reply | None:
         """Answer one message; None when it is a re-delivery or an ignored stranger."""
+        if not self.accept(msg):
+            return None
+        return await self.process(msg)
+
+    def accept(self, msg: IncomingMessage) -> bool:
+        """Record a message in the inbox before any work on it; False for a re-delivery.
+
+        ``handle`` is ``accept`` then ``process``. An adapter that must confirm receipt to its
+        platform (Telegram's update offset) accepts first, confirms, then processes, so a crash
+        in between finds the message in the inbox at ``attach``. A stranger's message is not
+        recorded: ``process`` refuses it once per chat.
+        """
+        if self.access(msg) is None:
+            return True
+        return self.s.ledger.record(msg.platform, msg.chat_id, msg.message_id, msg.user_id,
+                                    msg.to_json())
+
+    async def process(self, msg: IncomingMessage) -> Reply | None:
+        """Answer an accepted message; a stranger gets one refusal per chat, then None."""
         if self.access(msg) is None:
             if not self.s.ledger.refuse_once(msg.platform, msg.chat_id):
                 return None
             await self.deliver(msg.platform, msg.chat_id, f"refusal:{msg.message_id}", REFUSAL)
             return Reply(REFUSAL, "refused")
-        if not self.s.ledger.record(msg.platform, msg.chat_id, msg.message_id, msg.user_id,
-                                    msg.to_json()):
-            return None
         return await self._process(msg)
 
     async def _process(self, msg: IncomingMessage) -> Reply:
@@ -182,21 +200,32 @@ class Gateway:
         if self.s.access.level(platform, user_id) != "owner":
             return PressResult(NOT_OWNER, False)
         run = self.s.store.run(target.run_id)
-        chat_id = str(run.meta.get("chat_id", "")) if run else ""
-        lock = self._chat_locks.setdefault((platform, chat_id), asyncio.Lock())
-        async with lock:
-            state = await resume(self.s.store, target.run_id, target.answer, "owner")
-            if state.already_answered:
-                return PressResult("This was already decided.", False)
-            if state.get("errors", {}).get(target.wait_key) and state.status != "waiting":
-                return PressResult("This request has expired.", False)
+        where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
+            if run else (platform, "")
+        async with self._chat_locks.setdefault(where, asyncio.Lock()):
+            waits = self.s.store.waits(None, target.run_id)
+            wait = next((w for w in waits if w.key == target.wait_key), None)
+            if wait is None or wait.status != "open":
+                return PressResult(STALE.get(wait.status if wait else "", STALE[""]), False)
+            state = await resume(self.s.store, target.run_id, target.answer, "owner",
+                                 key=target.wait_key)
+            if state.already_answered:  # another press won the race
+                return PressResult(STALE["answered"], False)
             reply = self._reply_from(state, default_route="command")
-            await self.deliver(platform, chat_id, f"press:{token}", reply.text, reply.buttons)
+            await self.deliver(*where, f"press:{token}", reply.text, reply.buttons)
         return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
 
     async def expire(self, now: float | None = None) -> int:
-        """Follow ``on_expiry`` for every wait past its time; returns how many."""
+        """Follow ``on_expiry`` for every wait past its time and tell its chat; how many."""
         results = await expire_due(self.s.store, now)
+        for state in results:
+            run = self.s.store.run(state.run_id or "")
+            if run is None or "chat_id" not in run.meta:
+                continue
+            reply = self._reply_from(state, default_route="command")
+            nth = len(self.s.store.waits("expired", run.id))  # one notice per expired wait
+            await self.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
+                               f"expired:{run.id}:{nth}", reply.text, reply.buttons)
         return len(results)
 
     # -- delivery ------------------------------------------------------------------------
@@ -215,13 +244,17 @@ class Gateway:
         adapter = self.adapters.get(platform)
         if adapter is None:
             return
-        async with self._send_lock:
-            for part in self.s.ledger.unsent(platform):
-                if chat_id is not None and part.chat_id != chat_id:
-                    continue
-                buttons = [Button(b["label"], b["token"]) for b in part.buttons or []]
-                message_id = await adapter.send(part.chat_id, part.text, buttons or None)
-                self.s.ledger.mark_sent(part.id, message_id)
+        chats = ([chat_id] if chat_id is not None
+                 else list(dict.fromkeys(part.chat_id for part in self.s.ledger.unsent(platform))))
+        for chat in chats:
+            # One lock per chat: a chat waiting out flood control does not hold up the others.
+            async with self._send_locks.setdefault((platform, chat), asyncio.Lock()):
+                for part in self.s.ledger.unsent(platform):
+                    if part.chat_id != chat:
+                        continue
+                    buttons = [Button(b["label"], b["token"]) for b in part.buttons or []]
+                    message_id = await adapter.send(part.chat_id, part.text, buttons or None)
+                    self.s.ledger.mark_sent(part.id, message_id)
 
     # -- who is writing ------------------------------------------------------------------
     def sender(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:
