@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory.db import Migration, migrate
-from memory.query import all_of, any_of, clean_text, query_terms
-from memory.rank import Scorer, average_length, idf, phrase_tokens, snippet, tokens
+from memory.query import all_of, clean_text, query_terms
+from memory.rank import Scorer, average_length, idf, phrase_tokens, read_varint, snippet
 
 STRIDE = 1_000_000_000
 MAX_NOTE_CHARS = 10_000
@@ -220,7 +220,7 @@ class Memory:
         return row[0] * STRIDE, row[0] * STRIDE + STRIDE - 1
 
     def _search(self, table: _Table, scope: str, query: str, k: int) -> list[Hit]:
-        """AND of the words first; OR of them only to fill up to ``k``."""
+        """Notes with all the words first; notes with any of them only to fill up to ``k``."""
         terms = query_terms(query)
         row = self.conn.execute(f"SELECT number, {table.sequence} FROM memory_scopes "
                                 "WHERE scope = ?", (scope,)).fetchone()
@@ -228,38 +228,57 @@ class Memory:
             return []
         low = row[0] * STRIDE
         span = _Span(low=low, high=low + STRIDE - 1, issued=row[1])
+        idfs: dict[str, float] = {}
         with self._lock:  # one consistent snapshot for the few queries below
             self.conn.execute("BEGIN")
             try:
-                hits = self._ranked(table, scope, terms, all_of(terms), span, k)
+                hits = self._ranked(table, scope, terms, [all_of(terms)], span, k, idfs)
                 if len(hits) < k and len(terms) > 1:
                     seen = {hit.id for hit in hits}
-                    more = self._ranked(table, scope, terms, any_of(terms), span, k + len(hits))
+                    # each word brings its own newest matches, so a rare word is not crowded
+                    # out of the candidates by a common one
+                    more = self._ranked(table, scope, terms, terms, span, k + len(hits), idfs)
                     hits += [hit for hit in more if hit.id not in seen][: k - len(hits)]
             finally:
                 self.conn.execute("COMMIT")
         return hits
 
-    def _ranked(self, table: _Table, scope: str, terms: list[str], expression: str,
-                span: _Span, k: int) -> list[Hit]:
-        """Top ``k`` by BM25 among the newest CANDIDATES notes matching ``expression``."""
-        rows = self.conn.execute(
-            f"SELECT t.id, t.text, t.created_at FROM {table.fts} CROSS JOIN {table.rows} t "
-            f"ON t.id = {table.fts}.rowid WHERE {table.fts} MATCH ? "
-            f"AND {table.fts}.rowid BETWEEN ? AND ? AND t.{table.owner_column} = ? "
-            f"ORDER BY {table.fts}.rowid DESC LIMIT ?",
-            (expression, span.low, span.high, scope, CANDIDATES)).fetchall()
-        if not rows:
-            return []
-        if len(terms) == 1:  # the candidates are that word's matches: its df comes free
-            idfs = [idf(span.issued, _estimate(len(rows), CANDIDATES, span, rows[-1][0]))]
-        else:
-            idfs = [self._idf(table, term, span) for term in terms]
-        record = self.conn.execute(f"SELECT block FROM {table.fts}_data WHERE id = 1").fetchone()
+    def _ranked(self, table: _Table, scope: str, terms: list[str], expressions: list[str],
+                span: _Span, k: int, idfs: dict[str, float]) -> list[Hit]:
+        """Top ``k`` by BM25 among the newest CANDIDATES notes matching the expressions."""
+        per_expression = max(CANDIDATES // len(expressions), 1)
+        candidates: dict[int, tuple[int, str, float, bytes]] = {}
         phrases = [phrase_tokens(term) for term in terms]
-        scorer = Scorer(phrases, idfs, average_length(record[0] if record else None))
-        scored = sorted(((scorer.score(tokens(text)), note_id, text, created)
-                         for note_id, text, created in rows), key=lambda r: (-r[0], -r[1]))
+        # which phrases each candidate surely holds lets the scorer skip most token scans
+        present: dict[int, set[tuple[str, ...]]] = {}
+        for expression in expressions:
+            holds = set(phrases) if expression not in terms else {phrase_tokens(expression)}
+            rows = self.conn.execute(
+                f"SELECT t.id, t.text, t.created_at, d.sz FROM {table.fts} "
+                f"CROSS JOIN {table.rows} t ON t.id = {table.fts}.rowid "
+                f"CROSS JOIN {table.fts}_docsize d ON d.id = t.id "
+                f"WHERE {table.fts} MATCH ? AND {table.fts}.rowid BETWEEN ? AND ? "
+                f"AND t.{table.owner_column} = ? ORDER BY {table.fts}.rowid DESC LIMIT ?",
+                (expression, span.low, span.high, scope, per_expression)).fetchall()
+            if expression in terms and rows:  # one word's own matches: its df comes free
+                matching = _estimate(len(rows), per_expression, span, rows[-1][0])
+                idfs[expression] = idf(span.issued, matching)
+            for row in rows:
+                candidates[row[0]] = row
+                present.setdefault(row[0], set()).update(holds)
+        if not candidates:
+            return []
+        for term in terms:
+            if term not in idfs:
+                idfs[term] = self._idf(table, term, span)
+        record = self.conn.execute(f"SELECT block FROM {table.fts}_data WHERE id = 1").fetchone()
+        scorer = Scorer(phrases, [idfs[term] for term in terms],
+                        average_length(record[0] if record else None))
+        # FTS5's own token count per row (its _docsize table) spares tokenizing every candidate
+        scored = sorted(((scorer.score(text, read_varint(size, 0)[0], present[note_id]),
+                          note_id, text, created)
+                         for note_id, text, created, size in candidates.values()),
+                        key=lambda r: (-r[0], -r[1]))
         return [Hit(id=note_id, text=text, snippet=snippet(text, phrases), score=score,
                     created_at=created) for score, note_id, text, created in scored[:k]]
 

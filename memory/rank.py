@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
 
 K1 = 1.2
 B = 0.75
@@ -56,23 +55,50 @@ def count_phrase(doc: Sequence[str], phrase: tuple[str, ...]) -> int:
     return sum(1 for i in range(len(doc) - width + 1) if tuple(doc[i:i + width]) == phrase)
 
 
-@dataclass(frozen=True)
 class Scorer:
     """BM25 for one query: its phrases, their IDFs, and the average document length."""
 
-    phrases: list[tuple[str, ...]]
-    idfs: list[float]
-    average_length: float
+    def __init__(self, phrases: list[tuple[str, ...]], idfs: list[float],
+                 average_length: float) -> None:
+        self.phrases = phrases
+        self.weights = dict(zip(phrases, idfs, strict=True))
+        self.average_length = max(average_length, 1e-9)
+        self._longer = [phrase for phrase in dict.fromkeys(phrases) if len(phrase) > 1]
+        single = sorted({phrase[0] for phrase in phrases if len(phrase) == 1}, key=len,
+                        reverse=True)
+        self._single = single
+        # one C-speed scan per document finds every one-word phrase as a whole token
+        self._words = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, single)) +
+                                 r")(?![^\W_])") if single else None
 
-    def score(self, doc: Sequence[str]) -> float:
-        """BM25 of one tokenized document (higher is better)."""
-        norm = K1 * (1 - B + B * len(doc) / max(self.average_length, 1e-9))
+    def score(self, text: str, length: int, present: Collection[tuple[str, ...]] = ()) -> float:
+        """BM25 of one document, given its text, its length in tokens and the phrases known
+        to be in it (higher is better)."""
+        folded = fold(text)
+        norm = K1 * (1 - B + B * length / self.average_length)
         total = 0.0
-        for phrase, weight in zip(self.phrases, self.idfs, strict=True):
-            # list.count is C speed; this runs for every candidate of every search
-            hits = doc.count(phrase[0]) if len(phrase) == 1 else count_phrase(doc, phrase)
-            if hits:
-                total += weight * hits * (K1 + 1) / (hits + norm)
+        exact = False
+        for word in self._single:
+            found = folded.count(word)  # a substring count: an upper bound on the token count
+            if found == 0:
+                continue
+            if found > 1 or (word,) not in present:
+                exact = True  # only a real token scan can tell; rare for short notes
+                break
+            total += self.weights[(word,)] * (K1 + 1) / (1 + norm)
+        if exact and self._words is not None:
+            total = 0.0
+            counts: dict[str, int] = {}
+            for word in self._words.findall(folded):
+                counts[word] = counts.get(word, 0) + 1
+            for word, hits in counts.items():
+                total += self.weights[(word,)] * hits * (K1 + 1) / (hits + norm)
+        if self._longer:
+            doc = WORD.findall(folded)
+            for phrase in self._longer:
+                hits = count_phrase(doc, phrase)
+                if hits:
+                    total += self.weights[phrase] * hits * (K1 + 1) / (hits + norm)
         return total
 
 
