@@ -99,3 +99,21 @@ def test_text_output_lists_events(tmp_path: Path) -> None:
                   "--start", "2020-01-29", "--tz", "Europe/Berlin")
     assert done.returncode == 0
     assert "[CANCELLED]" in done.stdout and "2020-01-29" in done.stdout
+
+
+def test_url_falls_back_to_the_cache_with_a_warning(tmp_path: Path) -> None:
+    from tests.calendar.test_calendar import FakeCalendarServer
+
+    server = FakeCalendarServer((ICS / "issue_18_cancel_status.ics").read_bytes())
+    try:
+        args = ("--calendar", server.url, "--start", "2020-01-29", "--tz", "Europe/Berlin",
+                "--json")
+        fresh = agenda(tmp_path, *args)
+        server.failing = True
+        cached = agenda(tmp_path, *args)
+    finally:
+        server.close()
+    assert fresh.returncode == cached.returncode == 0
+    assert json.loads(cached.stdout) == json.loads(fresh.stdout) != []
+    [line] = cached.stderr.splitlines()
+    assert "using the cached copy" in line and "private" not in line
