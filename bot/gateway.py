@@ -126,7 +126,8 @@ class Gateway:
         sender = self.sender(msg, is_owner)
         history = [{"role": role, "content": text}
                    for role, text in self.s.memory.history(self._chat(msg), 10)]
-        self.s.memory.add_history(self._chat(msg), "user", msg.text)
+        if self.s.store.run(run_id_for(msg)) is None:  # a run a crash interrupted has it already
+            self.s.memory.add_history(self._chat(msg), "user", msg.text)
         graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
         state = await self._run(msg, graph, {"text": msg.text, "sender": sender,
                                              "history": history})
