@@ -1,0 +1,229 @@
+"""The Telegram adapter: python-telegram-bot's ``Bot`` between Telegram and the gateway.
+
+``run_telegram(gateway, settings)`` is what ``frontdesk run`` starts when
+``TELEGRAM_BOT_TOKEN`` is set. It checks the token (getMe), registers the chat commands, sends
+what the outbox still owes, answers what a crash left open, then receives updates by long
+polling (``telegram_intake``) or, when ``FRONTDESK_TELEGRAM_WEBHOOK_URL`` is set, through a
+webhook (``telegram_webhook``). ``TelegramAdapter`` is the gateway's side: it splits replies on
+the rendered length, sends each part as HTML (plain text when Telegram refuses the
+entities), waits out flood control per chat, and shows approvals as inline buttons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dtm
+import logging
+import os
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TypeVar
+
+from telegram import (
+    Bot,
+    BotCommand,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    User,
+)
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.request import HTTPXRequest
+from telegram.warnings import PTBUserWarning
+
+from bot.adapters.telegram_format import escape_html, html_to_plain, split_reply
+from bot.adapters.telegram_updates import PLATFORM, Press
+from bot.chat_commands import COMMANDS
+from bot.gateway import Gateway
+from bot.messages import Button, PressResult
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+DEFAULT_BASE_URL = "https://api.telegram.org/bot"
+START_DESCRIPTION = "what this bot is and does"
+TYPING_EVERY_S = 4.5  # Telegram shows "typing…" for 5 s after each chat action
+NETWORK_RETRIES = 6  # then the part stays in the outbox for the next flush
+UNDELIVERABLE = "undeliverable"  # the outbox id of a part Telegram will never take
+
+
+def retry_after_seconds(error: RetryAfter) -> float:
+    """``retry_after`` as seconds, whether the library gives an int or a timedelta."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PTB warns about the int/timedelta switch
+        value = error.retry_after
+    return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
+
+
+def buttons_markup(buttons: list[Button] | None) -> InlineKeyboardMarkup | None:
+    """One row of inline buttons whose callback_data is the gateway's opaque token."""
+    if not buttons:
+        return None
+    return InlineKeyboardMarkup([[InlineKeyboardButton(b.label, callback_data=b.token)
+                                  for b in buttons]])
+
+
+def _refused_entities(error: BadRequest) -> bool:
+    """Telegram could not parse the HTML ("can't parse entities", "can't find end of the
+    entity …"): the same text goes again as plain text."""
+    return "entit" in error.message.lower()
+
+
+class TelegramAdapter:
+    """What the gateway calls to reach Telegram (the ``Adapter`` protocol), plus presses."""
+
+    platform = PLATFORM
+
+    def __init__(self, bot: Bot, gateway: Gateway, owner_id: str | None) -> None:
+        self.bot = bot
+        self.gateway = gateway
+        self.owner_id = owner_id
+
+    # -- the Adapter protocol ---------------------------------------------------------------
+    def split(self, text: str) -> list[str]:
+        """The reply as Telegram HTML parts of at most 4,096 visible characters, numbered."""
+        return [part.html for part in split_reply(text)]
+
+    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None) -> str:
+        """Send one HTML part (as plain text if Telegram refuses its entities)."""
+        markup = buttons_markup(buttons)
+        try:
+            target = int(chat_id)
+        except ValueError:
+            log.warning("not a Telegram chat id: %r; part dropped", chat_id)
+            return UNDELIVERABLE
+        try:
+            try:
+                message: Message = await self.call(chat_id, lambda: self.bot.send_message(
+                    target, text, parse_mode=ParseMode.HTML, reply_markup=markup))
+            except BadRequest as refused:
+                if not _refused_entities(refused):
+                    raise
+                log.info("Telegram refused the formatting (%s); sending plain text", refused)
+                message = await self.call(chat_id, lambda: self.bot.send_message(
+                    target, html_to_plain(text), reply_markup=markup))
+        except (BadRequest, Forbidden) as refused:
+            # The same request would be refused again, and an unsent part holds up the chat's
+            # later replies: log it and count it as delivered.
+            log.warning("Telegram refused a part for chat %s (%s); dropped", chat_id, refused)
+            return UNDELIVERABLE
+        return str(message.message_id)
+
+    async def owner_chat(self) -> str | None:
+        """The owner's private chat with the bot has the owner's user id."""
+        return self.owner_id
+
+    # -- calling Telegram -------------------------------------------------------------------
+    async def call(self, chat_id: str, request: Callable[[], Awaitable[T]]) -> T:
+        """One API call for one chat: flood control waited out as long as Telegram asks (never
+        given up), network errors retried with backoff; a refusal (400, 403) raised at once."""
+        failures, delay = 0, 0.5
+        while True:
+            try:
+                return await request()
+            except RetryAfter as flood:
+                wait = retry_after_seconds(flood)
+                log.info("flood control in chat %s: waiting %.1f s", chat_id, wait)
+                await asyncio.sleep(wait)
+            except BadRequest:
+                raise
+            except NetworkError as error:  # includes time-outs and Telegram's 5xx
+                failures += 1
+                if failures >= NETWORK_RETRIES:
+                    raise
+                log.warning("Telegram unreachable (%s); retry in %.1f s", error, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+
+    @contextlib.asynccontextmanager
+    async def typing(self, chat_id: str) -> AsyncIterator[None]:
+        """Show "typing…" in a chat until the block ends."""
+
+        async def keep_typing() -> None:
+            while True:
+                with contextlib.suppress(TelegramError):
+                    await self.bot.send_chat_action(int(chat_id), ChatAction.TYPING)
+                await asyncio.sleep(TYPING_EVERY_S)
+
+        task = asyncio.create_task(keep_typing())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # -- approvals ----------------------------------------------------------------------------
+    async def press(self, press: Press) -> PressResult:
+        """Hand a button press to the gateway, answer it, and edit the decision in."""
+        result = await self.gateway.press(PLATFORM, press.user_id, press.data)
+        try:
+            await self.bot.answer_callback_query(press.query_id, result.alert[:200],
+                                                 show_alert=not result.accepted)
+        except TelegramError as error:  # too old after a restart: the edit still shows it
+            log.info("could not answer a button press: %s", error)
+        if result.accepted and press.chat_id is not None and press.message_id is not None:
+            await self._show_decision(press, result.edit_text or result.alert)
+        return result
+
+    async def _show_decision(self, press: Press, decision: str) -> None:
+        chat, message_id = int(press.chat_id or 0), press.message_id
+        text = f"{press.message_html}\n\n<b>{escape_html(decision)}</b>".strip()
+        try:
+            await self.call(str(chat), lambda: self.bot.edit_message_text(
+                text, chat, message_id, parse_mode=ParseMode.HTML, reply_markup=None))
+        except TelegramError as error:  # too long or refused: at least take the buttons away
+            log.info("could not edit the decision in (%s); removing the buttons", error)
+            with contextlib.suppress(TelegramError):
+                await self.call(str(chat), lambda: self.bot.edit_message_reply_markup(
+                    chat, message_id, reply_markup=None))
+
+
+# -- start-up ------------------------------------------------------------------------------------
+def make_bot(settings: Settings) -> Bot:
+    """A ``Bot`` for the configured token and base URL, with room for 200 chats at once."""
+    assert settings.telegram_bot_token, "run_telegram needs TELEGRAM_BOT_TOKEN"
+    return Bot(settings.telegram_bot_token,
+               base_url=settings.telegram_base_url or DEFAULT_BASE_URL,
+               request=HTTPXRequest(connection_pool_size=256, pool_timeout=30.0),
+               get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=40.0))
+
+
+async def register_commands(bot: Bot) -> None:
+    """The command menu: /start and the chat commands every adapter shares."""
+    commands = [BotCommand("start", START_DESCRIPTION)]
+    commands += [BotCommand(name, description) for name, description in COMMANDS]
+    try:
+        await bot.set_my_commands(commands)
+    except TelegramError as error:  # a menu is a nicety: never a reason not to start
+        log.warning("could not register the command menu: %s", error)
+
+
+async def run_telegram(gateway: Gateway, settings: Settings,
+                       environ: Mapping[str, str] | None = None) -> None:
+    """Serve Telegram until cancelled: polling, or a webhook when one is configured."""
+    from bot.adapters.telegram_intake import Intake
+    from bot.adapters.telegram_webhook import WebhookConfig, serve_webhook
+
+    # Raw updates come through ``do_api_request("getUpdates")``, which PTB frowns upon.
+    warnings.filterwarnings("ignore", message="Please use 'Bot.getUpdates'",
+                            category=PTBUserWarning)
+    webhook = WebhookConfig.from_env(os.environ if environ is None else environ)
+    async with make_bot(settings) as bot:  # initialize() checks the token with getMe
+        me: User = bot.bot
+        log.info("Telegram: signed in as @%s", me.username)
+        adapter = TelegramAdapter(bot, gateway, settings.telegram_owner_id)
+        intake = Intake(bot, me, gateway, adapter)
+        await register_commands(bot)
+        await gateway.attach(adapter)
+        await intake.replay_presses()
+        try:
+            if webhook is not None:
+                await serve_webhook(bot, intake, webhook)
+            else:
+                await intake.poll_forever()
+        finally:
+            await intake.drain()
