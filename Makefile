@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest browser bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -19,8 +19,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict bot graphs memory
 
-pytest: $(STAMP)
+pytest: $(STAMP) browser
 	$(VENV)/bin/pytest
+
+# The dashboard's browser tests drive Debian's chromium (no test tool may download a browser).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the dashboard browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	   chromium-driver >/dev/null) || echo "could not install chromium: browser tests will skip"; }
 
 test: lint typecheck pytest
 
