@@ -99,6 +99,7 @@ class Gateway:
         return await self._process(msg)
 
     async def _process(self, msg: IncomingMessage) -> Reply:
+        msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
         lock = self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock())
         async with lock:
             try:
@@ -276,6 +277,11 @@ class Gateway:
     @staticmethod
     def _chat(msg: IncomingMessage) -> str:
         return f"{msg.platform}:chat:{msg.chat_id}"
+
+
+def storable(text: str) -> str:
+    """Text SQLite can store: a lone surrogate (a console's undecodable byte) becomes '?'."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def with_text(msg: IncomingMessage, text: str) -> IncomingMessage:
