@@ -23,6 +23,7 @@ from bot.tools import Caller
 from graphs.durable import cancel, expire_due, load, recover, resume
 from graphs.engine import Graph, RunResult, run_graph
 from graphs.store import WaitInfo
+from graphs.trace import write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,9 @@ class Gateway:
 
     # -- replies, runs and approvals -----------------------------------------------------
     def _reply_from(self, state: RunResult, default_route: str) -> Reply:
+        if state.run_id:  # the JSONL trace: an export of the run's durable events
+            write_jsonl(self.s.store.events(state.run_id),
+                        self.s.settings.traces_dir / f"{state.run_id}.jsonl")
         costs = self.s.store.costs(state.run_id) if state.run_id else {"calls": {}}
         calls = {"small": costs["calls"].get("small", 0), "big": costs["calls"].get("big", 0)}
         route = str(state.get("route") or default_route)

@@ -85,14 +85,18 @@ class OwnerNotifier:
             return [origin]
         return configured[:1] or ["console"]
 
-    async def notify(self, caller: Caller, text: str) -> str:
-        """Send ``who wrote what`` to the owner; return the sentence for the sender."""
+    async def notify(self, caller: Caller, text: str, reference: str = "") -> str:
+        """Send ``who wrote what`` to the owner; return the sentence for the sender.
+
+        ``reference`` (the message id) makes each message its own notice: without it the same
+        text from the same chat counts as one notice, sent once.
+        """
         if caller.is_owner:
             return "You are the owner, so there is no one to pass this on to; noted."
         assert self.gateway is not None, "OwnerNotifier used before a gateway was bound"
         notice = f"Urgent message from {caller.scope} ({caller.platform}):\n{text}"
         key = "notice:" + hashlib.sha256(
-            f"{caller.scope}|{caller.chat_id}|{text}".encode()).hexdigest()[:24]
+            f"{caller.scope}|{caller.chat_id}|{reference}|{text}".encode()).hexdigest()[:24]
         for platform in self.targets(caller.platform):
             chat = await self._owner_chat(platform)
             await self.gateway.deliver(platform, chat, key, notice)
@@ -174,7 +178,7 @@ class Services:
     @classmethod
     def from_settings(cls, settings: Settings, *, models: Models | None = None) -> Services:
         """Open the database and build every service (no network is touched here)."""
-        settings.home.mkdir(parents=True, exist_ok=True)
+        settings.traces_dir.mkdir(parents=True, exist_ok=True)
         memory = Memory(connect(settings.database))
         calendar = (Calendar(settings.calendar, tz=settings.timezone,
                              cache_dir=settings.home / "cache") if settings.calendar else None)
@@ -202,7 +206,8 @@ class Services:
 
     async def notify_from_sender(self, sender: dict[str, Any], text: str) -> str:
         """triage's notify_now: the sender dict becomes a caller."""
-        return await self.notifier.notify(caller_from_sender(sender), text)
+        return await self.notifier.notify(caller_from_sender(sender), text,
+                                          str(sender.get("message_id") or ""))
 
 
 def caller_from_sender(sender: dict[str, Any]) -> Caller:
