@@ -82,6 +82,13 @@ async def test_urgent_message_from_a_guest_reaches_the_owner_now(harness: Harnes
         (GUEST, reply.text))  # the owner hears first
 
 
+async def test_the_same_urgent_text_sent_twice_reaches_the_owner_twice(harness: Harness) -> None:
+    for _ in range(2):
+        reply = await harness.send("urgent: call me back", GUEST)
+        assert reply.route == "notify_now"
+    assert len(harness.adapter.to(OWNER_CHAT)) == 2  # the sender was told so both times
+
+
 async def test_urgent_message_from_the_owner_goes_to_the_agent(harness: Harness) -> None:
     reply = await harness.send("urgent: call the plumber")
     assert reply.route == "full_agent"
