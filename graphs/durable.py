@@ -168,6 +168,10 @@ async def _continue(store: RunStore, run_id: str, observer: Observer | None) -> 
         raise GraphRunError(f"workflow {workflow!r} of run {run_id!r} is not registered: "
                             "call store.register(graph) at start")
     store._seq[run_id] = store.next_seq(run_id)
+    continue_run = getattr(graph, "continue_run", None)
+    if continue_run is not None:  # a code workflow (graphs.flows) runs its function again
+        flow_result: RunResult = await continue_run(store, run_id, observer)
+        return flow_result
     run = _Run(graph, state, observer, store, max_steps)
     run.restore(frontier["ready"], frontier["waiting"], frontier["visits"], frontier["answers"])
     run.emit("graph_start", workflow=workflow, resumed=True)
