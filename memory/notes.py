@@ -167,6 +167,17 @@ class Memory:
         return [Hit(id=i, text=t, snippet=_shorten(t), score=0.0, created_at=c)
                 for i, t, c in rows]
 
+    def optimize(self) -> None:
+        """Merge each FTS5 index into one segment (seconds at 1M notes; run it when idle).
+
+        Notes arrive one transaction at a time and each leaves a small index segment; FTS5
+        merges them incrementally, but a search still visits several. Merging them all cuts
+        the slowest searches about in half at a million notes.
+        """
+        with self._lock:
+            for table in (NOTES, HISTORY):
+                self.conn.execute(f"INSERT INTO {table.fts} ({table.fts}) VALUES ('optimize')")
+
     # -- chat history --------------------------------------------------------------------
 
     def add_history(self, chat: str, role: str, text: str) -> None:

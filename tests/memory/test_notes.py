@@ -124,3 +124,13 @@ def test_only_the_newest_candidates_are_ranked(memory: Memory,
 def test_migrations_apply_once(conn: sqlite3.Connection) -> None:
     Memory(conn).add("owner", "kept")
     assert [h.text for h in Memory(conn).recent("owner")] == ["kept"]
+
+
+def test_optimize_keeps_every_note_searchable(memory: Memory) -> None:
+    ids = memory.add_many("owner", CORPUS)
+    memory.add_history("owner", "user", "coffee talk")
+    before = [h.id for h in memory.search("owner", "coffee", k=10)]
+    memory.optimize()
+    assert [h.id for h in memory.search("owner", "coffee", k=10)] == before
+    assert set(before) <= set(ids) and len(before) == 4
+    assert memory.search_history("owner", "coffee")[0].text == "coffee talk"
