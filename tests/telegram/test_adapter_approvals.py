@@ -1,0 +1,126 @@
+"""Approvals on Telegram: `/draft` reaches the owner with inline buttons, and only the owner's
+press decides; the bot is `frontdesk run` as a subprocess against the fake Bot API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.telegram_server import FakeTelegramServer, SentMessage
+from tests.telegram.frontdesk_process import ALLOWED, OWNER, FrontdeskProcess
+
+FRIEND = ALLOWED[0]
+LABELS = ["Approve", "Revise", "Discard"]
+
+
+@pytest.fixture(scope="module")
+def telegram() -> Iterator[FakeTelegramServer]:
+    with FakeTelegramServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def bot(telegram: FakeTelegramServer,
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontdeskProcess]:
+    process = FrontdeskProcess(telegram, tmp_path_factory.mktemp("frontdesk"))
+    process.start()
+    yield process
+    process.stop()
+
+
+def draft(telegram: FakeTelegramServer, bot: FrontdeskProcess, brief: str) -> SentMessage:
+    """Ask for a draft as the owner; the bot's message that carries the buttons."""
+    before = len(telegram.messages_to(OWNER))
+    telegram.push_message(OWNER, OWNER, f"/draft {brief}")
+    message = bot.replies(OWNER, before + 1)[-1]
+    assert message.reply_markup is not None, message.text
+    return message
+
+
+def tokens(message: SentMessage) -> dict[str, str]:
+    """Button label -> callback_data."""
+    assert message.reply_markup is not None
+    return {b["text"]: b["callback_data"] for row in message.reply_markup["inline_keyboard"]
+            for b in row}
+
+
+def press(telegram: FakeTelegramServer, bot: FrontdeskProcess, user: int, message: SentMessage,
+          data: str) -> dict[str, object]:
+    """Press a button as ``user``; the bot's answer to the callback query."""
+    query_id = telegram.push_callback(user, message.message_id, data, chat_id=message.chat_id)
+    return bot.wait(lambda: next((a for a in telegram.callback_answers
+                                  if a["callback_query_id"] == query_id), None))
+
+
+def current(telegram: FakeTelegramServer, message: SentMessage) -> SentMessage:
+    return next(m for m in telegram.messages_to(message.chat_id)
+                if m.message_id == message.message_id)
+
+
+def test_a_draft_waits_for_the_owner_behind_opaque_buttons(
+        telegram: FakeTelegramServer, bot: FrontdeskProcess) -> None:
+    message = draft(telegram, bot, "a thank-you note to Ann for the flowers")
+    assert "thank-you note to Ann" in message.text
+    buttons = tokens(message)
+    assert list(buttons) == LABELS
+    assert len(set(buttons.values())) == 3
+    for data in buttons.values():
+        assert len(data.encode()) <= 64
+        assert "m-" not in data and "Approve" not in data  # no run id, no answer in clear
+
+
+def test_only_the_owner_decides_and_the_message_shows_the_decision(
+        telegram: FakeTelegramServer, bot: FrontdeskProcess) -> None:
+    message = draft(telegram, bot, "a note to Bob about the keys")
+    buttons = tokens(message)
+
+    refused = press(telegram, bot, FRIEND, message, buttons["Approve"])
+    assert refused["text"] == "Only the owner can do that." and refused["show_alert"] is True
+    forged = press(telegram, bot, OWNER, message, "x" * 22)
+    assert forged["text"] == "This button is not valid (anymore)."
+    assert current(telegram, message).reply_markup is not None  # nothing was decided
+
+    before = len(telegram.messages_to(OWNER))
+    accepted = press(telegram, bot, OWNER, message, buttons["Approve"])
+    assert accepted["text"] == "Approve ✓"
+    edited = bot.wait(lambda: (m := current(telegram, message)).edits and m)
+    assert edited.reply_markup is None
+    assert edited.text.startswith(message.text) and edited.text.endswith("Decision: Approve")
+    saved = bot.replies(OWNER, before + 1)[before]
+    assert saved.text.startswith("Approved and saved as note #")
+
+    again = press(telegram, bot, OWNER, message, buttons["Discard"])
+    assert again["text"] == "This was already decided."
+    assert len(telegram.messages_to(OWNER)) == before + 1  # nothing else happened
+
+
+def test_a_press_on_a_cancelled_request_says_so(telegram: FakeTelegramServer,
+                                               bot: FrontdeskProcess) -> None:
+    message = draft(telegram, bot, "a reminder to water the plants")
+    answer = ""
+    while answer != "Nothing is waiting in this chat.":  # /cancel takes the oldest wait first
+        before = len(telegram.messages_to(OWNER))
+        telegram.push_message(OWNER, OWNER, "/cancel")
+        answer = bot.replies(OWNER, before + 1)[before].text
+        assert answer in {"Cancelled the waiting run.", "Nothing is waiting in this chat."}
+    late = press(telegram, bot, OWNER, message, tokens(message)["Approve"])
+    assert late["text"] == "This request was cancelled."
+
+
+def test_a_restart_between_the_buttons_and_the_press_loses_nothing(tmp_path: Path) -> None:
+    with FakeTelegramServer() as telegram:
+        bot = FrontdeskProcess(telegram, tmp_path)
+        bot.start()
+        message = draft(telegram, bot, "a postcard to Grandma")
+        bot.kill()
+        bot.start()
+        before = len(telegram.messages_to(OWNER))
+        answer = press(telegram, bot, OWNER, message, tokens(message)["Discard"])
+        assert answer["text"] == "Discard ✓"
+        done = bot.replies(OWNER, before + 1)[before]
+        assert done.text == "Discarded the draft; nothing was saved."
+        edited = bot.wait(lambda: (m := current(telegram, message)).edits and m)
+        assert edited.reply_markup is None and edited.text.endswith("Decision: Discard")
+        bot.stop()
