@@ -18,7 +18,7 @@ from typing import Any
 
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.messages import Adapter, Button, IncomingMessage, PressResult, Reply
-from bot.services import Services, match_option
+from bot.services import ANSWERING, Services, match_option
 from bot.tools import Caller
 from graphs.durable import cancel, expire_due, load, recover, resume
 from graphs.engine import Graph, RunResult, run_graph
@@ -103,11 +103,14 @@ class Gateway:
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
         lock = self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock())
         async with lock:
+            answering = ANSWERING.set(msg.message_id)
             try:
                 reply = await self._answer(msg)
             except Exception:
                 log.exception("message %s/%s failed", msg.platform, msg.message_id)
                 reply = Reply(FAILURE, "failed", run_id_for(msg))
+            finally:
+                ANSWERING.reset(answering)
             await self.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
                                reply.buttons)
             status = "failed" if reply.route == "failed" else "answered"

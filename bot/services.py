@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "config" / "prompts"
 PLATFORMS = ("telegram", "discord")
+# The message id the gateway is answering (set around each message): the notify_owner tool,
+# which sees only the caller, keys its notice by it, so each message is its own notice.
+ANSWERING: ContextVar[str] = ContextVar("answering", default="")
 
 
 def load_prompts(directory: Path = PROMPTS_DIR) -> dict[str, str]:
@@ -88,9 +92,10 @@ class OwnerNotifier:
     async def notify(self, caller: Caller, text: str, reference: str = "") -> str:
         """Send ``who wrote what`` to the owner; return the sentence for the sender.
 
-        ``reference`` (the message id) makes each message its own notice: without it the same
-        text from the same chat counts as one notice, sent once.
+        ``reference`` (the message id, else the one the gateway is answering) makes each
+        message its own notice; the same text of the same message is one notice, sent once.
         """
+        reference = reference or ANSWERING.get()
         if caller.is_owner:
             return "You are the owner, so there is no one to pass this on to; noted."
         assert self.gateway is not None, "OwnerNotifier used before a gateway was bound"

@@ -130,6 +130,16 @@ async def test_graph_mode_off_urgent_guest_message_reaches_owner_through_the_too
     assert "notify_owner" in offered
 
 
+async def test_graph_mode_off_the_same_urgent_words_twice_reach_the_owner_twice(
+        make_harness: HarnessFactory) -> None:
+    h = await make_harness(FRONTDESK_GRAPH_WORKFLOWS="0")
+    for _ in range(2):
+        h.big.enqueue(tool_calls=[("notify_owner", {"message": "Bob: call me back"})])
+        h.big.enqueue(text="I've told the owner.")
+        await h.send("urgent: call me back", GUEST)
+    assert len(h.adapter.to(OWNER_CHAT)) == 2  # through the notify_owner tool, each time
+
+
 async def test_chat_commands_are_answered_without_a_run(harness: Harness) -> None:
     reply = await harness.send("/help")
     assert (reply.route, reply.text, reply.run_id) == ("command", HELP_TEXT, None)
