@@ -1,0 +1,32 @@
+"""The interactive console chat: each line is one message from the owner, answered in turn."""
+
+from __future__ import annotations
+
+import io
+
+from bot.adapters.console import run_console
+from tests.gateway.conftest import Harness
+
+ANSI_DIM = "\033[2m"
+
+
+async def test_console_answers_each_line_with_route_and_cost_until_exit(
+        harness: Harness) -> None:
+    typed = io.StringIO("hi there!\n\n/notes\nexit\nnever read\n")
+    out = io.StringIO()
+    await run_console(harness.gateway, typed, out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("Frontdesk console")
+    assert "> quick: hi there!" in lines
+    status = [line for line in lines if line.startswith(ANSI_DIM)]
+    assert len(status) == 2  # the empty line is skipped; "exit" ends the chat
+    assert "quick_reply · small 2 · big 0 · $0.0000" in status[0]
+    assert "command · small 0 · big 0" in status[1]
+    assert not any("never read" in call.messages[-1].content for call in harness.small.history)
+    assert harness.services.memory.history("console:chat:console")[0] == ("user", "hi there!")
+
+
+async def test_console_ends_at_end_of_input(harness: Harness) -> None:
+    out = io.StringIO()
+    await run_console(harness.gateway, io.StringIO("hello\n"), out)
+    assert out.getvalue().endswith("> \n")
