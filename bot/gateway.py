@@ -31,6 +31,9 @@ REFUSAL = "Sorry, I only work for the people I've been set up for."
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
            "please try again in a moment.")
 NOT_OWNER = "Only the owner can do that."
+MAX_MESSAGE_CHARS = 16_000
+TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
+            f"{MAX_MESSAGE_CHARS:,}). Please send a shorter one.")
 STALE = {"answered": "This was already decided.", "expired": "This request has expired.",
          "cancelled": "This request was cancelled.", "": "This request is no longer open."}
 
@@ -120,6 +123,8 @@ class Gateway:
             return reply
 
     async def _answer(self, msg: IncomingMessage) -> Reply:
+        if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
+            return Reply(TOO_LONG.format(len(msg.text)), "refused")
         is_owner = self.access(msg) == "owner"
         command = parse(msg.text)
         if command is not None:
@@ -153,6 +158,11 @@ class Gateway:
             if not is_owner:
                 return Reply(NOT_OWNER, "command")
             return await self._draft(msg, command.argument)
+        if command.name == "brief":
+            if not is_owner:
+                return Reply(NOT_OWNER, "command")
+            self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id_for(msg))
+            return await self.brief(msg.platform, msg.chat_id, run_id_for(msg))
         text = await self.commands.handle(command, self._scope(msg, is_owner),
                                           lambda: self._cancel(msg))
         return Reply(text or "", "command")
@@ -164,6 +174,23 @@ class Gateway:
         state = await self._run(msg, self.s.content,
                                 {"brief": brief, "sender": self.sender(msg, True)})
         return self._reply_from(state, default_route="command")
+
+    async def brief(self, platform: str, chat_id: str, run_id: str) -> Reply:
+        """The morning briefing (a code workflow) in this chat, or run ``run_id`` as it stands."""
+        if self.s.store.run(run_id) is not None:  # recovered at start, or asked already
+            return self._reply_from(load(self.s.store, run_id), default_route="command")
+        state = await self.s.brief.start(self.s.store, self.s.brief_input(platform, chat_id),
+                                         run_id=run_id, meta={"platform": platform,
+                                                              "chat_id": chat_id, "user": "owner"})
+        return self._reply_from(state, default_route="command")
+
+    async def scheduled_brief(self, day: str) -> None:
+        """FRONTDESK_BRIEF_AT's briefing of ``day``, in the owner's chat (once per day)."""
+        platform = self.s.notifier.targets("")[0]
+        chat = await self.s.notifier._owner_chat(platform)
+        async with self._chat_locks.setdefault((platform, chat), asyncio.Lock()):
+            reply = await self.brief(platform, chat, f"brief-{day}")
+            await self.deliver(platform, chat, f"brief-{day}", reply.text, reply.buttons)
 
     async def _cancel(self, msg: IncomingMessage) -> str:
         waiting = self.s.waits.for_chat(msg.platform, msg.chat_id)
@@ -275,7 +302,8 @@ class Gateway:
     def caller(self, msg: IncomingMessage) -> Caller:
         """The tool caller for a message."""
         is_owner = self.access(msg) == "owner"
-        return Caller(self._scope(msg, is_owner), is_owner, msg.platform, msg.chat_id)
+        return Caller(self._scope(msg, is_owner), is_owner, msg.platform, msg.chat_id,
+                      msg.user_name)
 
     @staticmethod
     def _scope(msg: IncomingMessage, is_owner: bool) -> str:

@@ -11,19 +11,22 @@ import hashlib
 import logging
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.agent import run_loop
 from bot.assistant_tools import build_fact_tools, build_tools, build_writing_tools, read_agenda
-from bot.calendar import Calendar, CalendarError
+from bot.calendar import Calendar, CalendarError, machine_zone, zone_named
 from bot.inbox import Ledger
 from bot.models import Models, build_models, classify_offline
 from bot.settings import Settings
 from bot.tools import Caller, ToolRegistry
 from graphs.agent_nodes import agent_node
 from graphs.engine import END, START, Graph, Node
+from graphs.flows import Workflow
 from graphs.store import RunStore, WaitInfo
+from graphs.workflows import brief as brief_flow
 from graphs.workflows import content, triage
 from memory.db import connect
 from memory.notes import Memory
@@ -99,7 +102,8 @@ class OwnerNotifier:
         if caller.is_owner:
             return "You are the owner, so there is no one to pass this on to; noted."
         assert self.gateway is not None, "OwnerNotifier used before a gateway was bound"
-        notice = f"Urgent message from {caller.scope} ({caller.platform}):\n{text}"
+        who = f"{caller.name} ({caller.scope})" if caller.name else caller.scope
+        notice = f"Urgent message from {who} on {caller.platform}:\n{text}"
         key = "notice:" + hashlib.sha256(
             f"{caller.scope}|{caller.chat_id}|{reference}|{text}".encode()).hexdigest()[:24]
         for platform in self.targets(caller.platform):
@@ -160,6 +164,7 @@ class Services:
     triage: Graph = field(init=False)
     loop_graph: Graph = field(init=False)
     content: Graph = field(init=False)
+    brief: Workflow = field(init=False)
     waits: Waits = field(init=False)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -176,9 +181,14 @@ class Services:
             facts_tools=build_fact_tools(self.memory), make_caller=caller_from_sender,
             save_note=self.memory.add, prompts=self.prompts,
             max_words=self.settings.draft_max_words))
+        self.brief = brief_flow.build(brief_flow.BriefDeps(
+            small=self.models.small, big=self.models.big, loop=run_loop,
+            notes_tools=build_fact_tools(self.memory), make_caller=caller_from_sender,
+            read_agenda=self.agenda_for, save_note=self.memory.add, prompts=self.prompts))
         self.waits = Waits(self.store)
         for graph in (self.triage, self.loop_graph, self.content):
             self.store.register(graph)
+        self.brief.register(self.store)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, models: Models | None = None) -> Services:
@@ -209,6 +219,30 @@ class Services:
             log.warning("calendar unavailable: %s", exc)
             return ""
 
+    def owner_zone(self) -> tzinfo:
+        """The owner's zone: the calendar's, else FRONTDESK_TIMEZONE, else the machine's."""
+        if self.calendar is not None:
+            return self.calendar.zone
+        return zone_named(self.settings.timezone) if self.settings.timezone else machine_zone()
+
+    def agenda_for(self, day: str) -> list[dict[str, Any]]:
+        """The owner's events on ``day`` (ISO date) for the briefing; [] without a calendar."""
+        if self.calendar is None:
+            return []
+        start = datetime.combine(date.fromisoformat(day), datetime.min.time(), self.owner_zone())
+        try:
+            found = self.calendar.events(start, start + timedelta(days=1))
+        except CalendarError as exc:
+            log.warning("calendar unavailable for the briefing: %s", exc)
+            return []
+        return [event.to_json() for event in found.events]
+
+    def brief_input(self, platform: str, chat_id: str) -> dict[str, Any]:
+        """The briefing's input: today in the owner's zone, the owner as sender."""
+        return {"day": datetime.now(self.owner_zone()).date().isoformat(),
+                "sender": {"scope": "owner", "is_owner": True, "platform": platform,
+                           "chat_id": chat_id, "message_id": "", "name": "owner"}}
+
     async def notify_from_sender(self, sender: dict[str, Any], text: str) -> str:
         """triage's notify_now: the sender dict becomes a caller."""
         return await self.notifier.notify(caller_from_sender(sender), text,
@@ -218,7 +252,8 @@ class Services:
 def caller_from_sender(sender: dict[str, Any]) -> Caller:
     """The tool caller for a workflow's plain-dict sender."""
     return Caller(scope=str(sender["scope"]), is_owner=bool(sender["is_owner"]),
-                  platform=str(sender["platform"]), chat_id=str(sender["chat_id"]))
+                  platform=str(sender["platform"]), chat_id=str(sender["chat_id"]),
+                  name=str(sender.get("name") or ""))
 
 
 def build_loop_graph(services: Services) -> Graph:

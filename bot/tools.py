@@ -34,6 +34,7 @@ class Caller:
     is_owner: bool
     platform: str
     chat_id: str
+    name: str = ""  # how they call themselves, for notices to the owner
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,7 @@ def agent_step(messages: Sequence[Message],
         return "Letting the owner know.", [ToolCall(call_id, "notify_owner", {"message": text})]
     if AGENDA.search(text) and "agenda" in offered:
         lowered = text.lower()
-        hours = 168 if "week" in lowered else 48 if "tomorrow" in lowered else 24
+        hours = 168 if "week" in lowered else 48 if "tomorrow" in lowered else 0  # 0: today
         return "Reading your agenda.", [ToolCall(call_id, "agenda", {"hours": hours})]
     if _is_question(text) and "search_notes" in offered:
         return "Searching your notes.", [ToolCall(call_id, "search_notes", {"query": text})]
