@@ -1,4 +1,5 @@
-"""The chat commands every adapter shares (/start, /help, /notes, /forget, /cancel, /draft).
+"""The chat commands every adapter shares (/start, /help, /notes, /forget, /cancel, /draft,
+/brief).
 
 The gateway calls ``parse`` on each message and, for a command, ``CommandHandler.handle``;
 adapters only register the list in ``COMMANDS`` with their platform's command menu.
@@ -17,13 +18,14 @@ COMMANDS: list[tuple[str, str]] = [
     ("forget", "delete a note: /forget ID"),
     ("cancel", "cancel this chat's waiting run"),
     ("draft", "owner only: draft content for approval: /draft BRIEF"),
+    ("brief", "owner only: your morning briefing"),
 ]
 
 HELP_TEXT = """I'm Frontdesk, a front-desk assistant. Write to me in plain words:
 - "remember that …" saves a note; ask me about it later;
 - ask about today's agenda or your schedule;
 - anything urgent is passed on to the owner at once.
-Commands: /help, /notes, /forget ID, /cancel, /draft BRIEF (owner only)."""
+Commands: /help, /notes, /forget ID, /cancel, /draft BRIEF and /brief (owner only)."""
 
 START_TEXT = "Hello! " + HELP_TEXT
 
@@ -69,7 +71,7 @@ class CommandHandler:
             return self._forget(scope, command.argument)
         if command.name == "cancel":
             return await cancel()
-        if command.name == "draft":
+        if command.name in ("draft", "brief"):
             return None
         return f"I don't know the command /{command.name[:32]}. Try /help."
 

@@ -9,13 +9,16 @@ import importlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 
 from bot.gateway import Gateway
 from bot.logs import setup_logging
 from bot.services import Services
 from bot.settings import Settings
+from graphs.workflows.brief import daily
 
 EXPIRY_CHECK_S = 30.0
+BRIEF_CURSOR = "brief:last_day"  # the ledger cursor holding the last briefing's day
 log = logging.getLogger(__name__)
 
 
@@ -27,6 +30,16 @@ async def expire_forever(gateway: Gateway) -> None:
             await gateway.expire()
         except Exception:
             log.exception("expiring waits failed")
+
+
+async def brief_daily(gateway: Gateway) -> None:
+    """FRONTDESK_BRIEF_AT: the briefing every day in the owner's chat; one missed while the
+    bot was down is sent once on start (the last day sent is kept in the ledger's cursors)."""
+    ledger, zone = gateway.s.ledger, gateway.s.owner_zone()
+    await daily(gateway.s.settings.brief_at or "", zone,
+                last_sent=lambda: ledger.cursor(BRIEF_CURSOR),
+                mark_sent=lambda day: ledger.set_cursor(BRIEF_CURSOR, day),
+                send=gateway.scheduled_brief, clock=lambda: datetime.now(zone))
 
 
 def _entry(module: str, name: str) -> Callable[..., Awaitable[None]]:
@@ -51,13 +64,16 @@ async def serve(settings: Settings) -> int:
         from bot.adapters.console import run_console
 
         jobs.append(run_console(gateway))
-    expiry = asyncio.create_task(expire_forever(gateway))
+    background = [asyncio.create_task(expire_forever(gateway))]
+    if settings.brief_at:
+        background.append(asyncio.create_task(brief_daily(gateway)))
     try:
         await asyncio.gather(*jobs)
     finally:
-        expiry.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await expiry
+        for task in background:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     return 0
 
 
