@@ -12,8 +12,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from bot.settings import Settings
-
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole CLI contract of design §5 in one place."""
@@ -64,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     from dotenv import load_dotenv
+
+    from bot.settings import Settings  # after parsing: --help needs none of this
 
     load_dotenv(os.path.join(os.getcwd(), ".env"), override=False)
     try:
