@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,7 @@ class FrontdeskProcess:
             "FRONTDESK_DISCORD_IDENTIFY_DELAY": "0",
             "FRONTDESK_LOG_LEVEL": "INFO",
             "PYTHONPATH": str(REPO),
+            "PYTHONFAULTHANDLER": "1",  # SIGABRT on a hung bot prints every thread's stack
         })
         if self.owner is not None:
             env["DISCORD_OWNER_ID"] = str(self.owner)
@@ -97,8 +100,29 @@ class FrontdeskProcess:
         except subprocess.TimeoutExpired:
             self.kill()
 
+    def unsent_parts(self) -> int:
+        """Outbox parts the bot has not yet recorded as accepted by Discord."""
+        with sqlite3.connect(self.home / "frontdesk.db", timeout=10) as conn:
+            row = conn.execute("SELECT count(*) FROM outbox WHERE sent_at IS NULL").fetchone()
+        return int(row[0])
+
+    def wait_all_sent(self, timeout: float = 10) -> None:
+        """Poll (with a deadline) until every outbox part is recorded as sent.
+
+        A part Discord accepted is only marked a moment later; a SIGKILL in between sends it
+        again at restart (at-least-once), so a crash test waits for the mark first.
+        """
+        deadline = time.monotonic() + timeout
+        while self.unsent_parts():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"outbox parts still unsent after {timeout} s")
+            time.sleep(0.02)
+
     def __enter__(self) -> FrontdeskProcess:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if exc[0] is not None and self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGABRT)  # a failed test: show where it was
+            self.process.wait(10)
         self.kill()

@@ -41,7 +41,9 @@ def wait_for_reply(fake: FakeDiscord, channel_id: int, text: str, timeout: float
     """The first message the bot sent to a channel containing ``text``."""
     def found() -> str | None:
         return next((c for c in contents(fake, channel_id) if text in c), None)
-    return fake.wait_for_blocking(found, timeout=timeout, what=f"a reply with {text!r}")
+    reply = fake.wait_for_blocking(found, timeout=timeout, what=f"a reply with {text!r}")
+    assert reply is not None
+    return reply
 
 
 def test_a_dm_is_answered_with_typing_and_the_bots_echo_is_ignored(
@@ -55,9 +57,8 @@ def test_a_dm_is_answered_with_typing_and_the_bots_echo_is_ignored(
     wait_for_reply(fake, dm, "plants need water")
     # Discord echoed both replies back to the bot; neither was taken for a message to answer.
     assert len(contents(fake, dm)) == 2
-    assert [c["name"] for c in fake.wait_for_blocking(lambda: fake.commands.get(None),
-                                                      what="slash commands")] \
-        == [name for name, _ in COMMANDS]
+    registered = fake.wait_for_blocking(lambda: fake.commands.get(None), what="slash commands")
+    assert [c["name"] for c in registered or []] == [name for name, _ in COMMANDS]
 
 
 def test_on_a_server_only_mentions_and_replies_are_answered(
@@ -171,3 +172,13 @@ def test_without_the_message_content_intent_run_stops_with_a_clear_message(
         assert "Message Content Intent" in bot.output()
         assert "Traceback" not in bot.output()
         assert fake.token not in bot.output()
+
+
+def test_an_urgent_message_reaches_the_owner_by_dm(
+        fake: FakeDiscord, bot: FrontdeskProcess) -> None:
+    friend = fake.add_user("friend", OWNER_ID + 100)  # in DISCORD_ALLOWED_USERS
+    bot.start()
+    fake.push_message("urgent: the server room is flooding", author=friend)
+    notice = wait_for_reply(fake, fake.dm_channel_id(OWNER_ID), "server room is flooding")
+    assert notice.startswith("Urgent message from")
+    wait_for_reply(fake, fake.dm_channel_id(int(friend["id"])), "passed your message on")
