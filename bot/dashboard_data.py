@@ -172,10 +172,13 @@ def timeline(bars: list[Bar], routes: list[dict[str, Any]], started_at: float) -
         if bar.node not in lanes:
             lanes.append(bar.node)
         end = bar.end if bar.end is not None else bar.start
+        # the node's own work; the rest of the bar is the engine joining it up
+        worked = end if bar.duration_s is None else min(end, bar.start + bar.duration_s)
         calls = [{**call, "x0": scale.x(call["t"] - (call.get("duration_s") or 0.0)),
                   "x1": scale.x(call["t"])} for call in bar.calls]
         placed.append({"node": bar.node, "lane": lanes.index(bar.node), "status": bar.status,
-                       "x0": scale.x(bar.start), "x1": scale.x(end), "start_s": bar.start - t0,
+                       "x0": scale.x(bar.start), "x1": scale.x(end),
+                       "x_work": scale.x(worked), "start_s": bar.start - t0,
                        "end_s": end - t0, "attempt": bar.attempt, "duration_s": bar.duration_s,
                        "wrote": bar.wrote, "error": bar.error, "retry_in": bar.retry_in,
                        "question": bar.question, "calls": calls})
@@ -239,14 +242,12 @@ class Scale:
 
 
 def nice_step(raw: float) -> float:
-    """1, 2 or 5 times a power of ten, at least ``raw`` (at least a millisecond)."""
-    step = 0.001
-    while step < raw:
-        for factor in (2.0, 2.5, 2.0):  # 1 -> 2 -> 5 -> 10
-            step *= factor
-            if step >= raw:
-                break
-    return step
+    """The smallest 1, 2 or 5 times a power of ten that is at least ``raw`` (>= 1 ms)."""
+    for exponent in range(-3, 12):
+        for mantissa in (1, 2, 5):
+            if (step := mantissa * 10.0 ** exponent) >= raw:
+                return step
+    return raw
 
 
 def format_duration(seconds: float) -> str:
@@ -291,7 +292,7 @@ def _call_view(event: dict[str, Any]) -> dict[str, Any]:
         line = f"tool {event.get('tool') or '?'}({_short(event.get('arguments'))}) · {ok}"
     took = event.get("duration_s")
     if isinstance(took, int | float):
-        line += f" · {format_duration(float(took))}"
+        line += f" · {format_duration(float(took)) if took > 0 else '0 ms'}"
     failed = bool(event.get("error")) or event.get("ok") is False
     return {"kind": event["event"], "t": float(event["t"]), "duration_s": took, "line": line,
             "error": event.get("error"), "failed": failed}

@@ -93,10 +93,10 @@ def layout(graph: Graph) -> Layout:
     if END in layer:  # END closes the picture even when a short path reaches it
         layer[END] = max([v for n, v in layer.items() if n != END], default=0) + 1
     rows = _ordered_rows(names, layer, forward)
-    boxes = _place(rows)
     back = {e for e in edges if e not in set(forward)}
-    spans = [abs(boxes[e.src].layer - boxes[e.dst].layer) for e in back]
+    spans = [abs(layer[e.src] - layer[e.dst]) for e in back]
     arc_room = ARC_ROOM + ARC_STEP * max(spans) if spans else 0.0
+    boxes = _place(rows, arc_room)
     width = max((b.right for b in boxes.values()), default=0.0) + MARGIN + arc_room
     height = len(rows) * (NODE_H + LAYER_GAP) - LAYER_GAP + 2 * MARGIN
     return Layout(boxes, edges, back, width, max(height, NODE_H + 2 * MARGIN))
@@ -171,12 +171,13 @@ def _by_barycenter(row: list[str], neighbours: Mapping[str, list[str]],
     return [name for _, name in sorted(enumerate(row), key=key)]
 
 
-def _place(rows: list[list[str]]) -> dict[str, Box]:
+def _place(rows: list[list[str]], arc_room: float) -> dict[str, Box]:
+    """Each row centred; ``arc_room`` is kept free on the left for arcs drawn there."""
     boxes: dict[str, Box] = {}
     widths = [sum(_node_width(n) for n in row) + NODE_GAP * (len(row) - 1) for row in rows]
     widest = max(widths, default=0.0)
     for index, row in enumerate(rows):
-        x = MARGIN + (widest - widths[index]) / 2
+        x = MARGIN + arc_room + (widest - widths[index]) / 2
         for name in row:
             box = Box(name, index, x, MARGIN + index * (NODE_H + LAYER_GAP), _node_width(name))
             boxes[name] = box
@@ -252,8 +253,8 @@ def render_svg(graph: Graph, node_states: Mapping[str, str],
 
 
 _MARKERS = ('<defs>' + "".join(
-    f'<marker id="{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-    f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>'
+    f'<marker id="{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" '
+    f'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>'
     for name in ("arrow", "arrow-taken")) + '</defs>')
 
 
@@ -270,12 +271,17 @@ def _edge_path(plan: Layout, edge: Edge) -> tuple[str, tuple[float, float]]:
         x, y = src.right, src.y + NODE_H / 2
         return (f"M{x:.1f},{y - 7:.1f} C{x + 34:.1f},{y - 24:.1f} {x + 34:.1f},{y + 24:.1f} "
                 f"{x:.1f},{y + 7:.1f}", (x + 30, y))
-    if edge in plan.back:  # back up a cycle: an arc right of both nodes
-        x1, y1 = src.right, src.y + NODE_H / 2
-        x2, y2 = dst.right, dst.y + NODE_H / 2
-        bulge = max(x1, x2) + ARC_ROOM * 0.8 + ARC_STEP * abs(src.layer - dst.layer)
+    if edge in plan.back:  # back up a cycle: an arc beside both nodes, on their side
+        y1, y2 = src.y + NODE_H / 2, dst.y + NODE_H / 2
+        reach = ARC_ROOM * 0.8 + ARC_STEP * abs(src.layer - dst.layer)
+        if src.cx + dst.cx < plan.width:  # left half: arc on the left
+            x1, x2 = src.x, dst.x - 2
+            bulge = min(x1, x2) - reach
+        else:
+            x1, x2 = src.right, dst.right + 2
+            bulge = max(x1, x2) + reach
         return (f"M{x1:.1f},{y1:.1f} C{bulge:.1f},{y1:.1f} {bulge:.1f},{y2:.1f} "
-                f"{x2 + 2:.1f},{y2:.1f}", (bulge - 6, (y1 + y2) / 2))
+                f"{x2:.1f},{y2:.1f}", (bulge, (y1 + y2) / 2))
     x1, y1 = src.cx, src.y + NODE_H
     x2, y2 = dst.cx, dst.y - 2
     bend = (y2 - y1) / 2

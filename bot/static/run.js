@@ -48,6 +48,12 @@ function barElement(bar) {
   }, fd.el("span", { class: "bar-text" }, shown));
   element.style.left = pct(bar.x0);
   element.style.width = pct(width);
+  if (width > 0 && bar.x_work < bar.x1) {
+    // past the node's own work: the engine taking its result in (the end is when it did)
+    const tail = fd.el("div", { class: "tail", title: "finished its work; result taken in at the bar's end" });
+    tail.style.width = pct((bar.x1 - bar.x_work) / width);
+    element.append(tail);
+  }
   for (const call of bar.calls) {
     const mark = fd.el("i", {
       class: `call ${call.kind === "model_call" ? "model" : "tool"}${call.failed ? " failed" : ""}`,
@@ -88,8 +94,10 @@ function timeline(data) {
     for (const hop of data.routes.filter((r) => r.router === node)) {
       const flag = fd.el("span", { class: `route${hop.label === "on_error" ? " on-error" : ""}`,
         title: `${hop.router} → ${hop.target} (${hop.label})` }, `→ ${hop.target}`);
-      if (hop.x > 0.75) { flag.classList.add("left"); flag.style.right = pct(1 - hop.x); }
-      else flag.style.left = pct(hop.x);
+      if (hop.x > 0.75) {  // near the end: before the router's bar instead of past it
+        const own = data.bars.filter((b) => b.lane === index && b.x0 <= hop.x + 1e-9).pop();
+        flag.style.right = pct(1 - (own ? own.x0 : hop.x));
+      } else flag.style.left = pct(hop.x);
       track.append(flag);
     }
     rows.push(fd.el("div", { class: "lane", dataset: { node } },

@@ -59,7 +59,8 @@ async function refresh() {
     document.querySelector("#runs tbody").replaceChildren(...data.runs.flatMap(row));
     document.getElementById("empty").hidden = data.runs.length > 0;
     document.getElementById("summary").textContent =
-      `${data.runs.length} runs shown · ${data.waiting} waiting for an answer`;
+      `${data.runs.length} run${data.runs.length === 1 ? "" : "s"} shown · ` +
+      `${data.waiting} waiting for an answer`;
     fd.problem(null);
     fd.stamp();
     document.body.dataset.ready = "1";

@@ -1,0 +1,171 @@
+"""Who may reach the dashboard: loopback by default, a token for anything else, and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.dashboard import (
+    TOKEN_ENV,
+    DashboardData,
+    DashboardRefused,
+    DashboardServer,
+    check_bind,
+    serve_dashboard,
+    start_dashboard,
+)
+from graphs.store import RunStore
+from tests.dashboard.conftest import Desk, Site
+
+TOKEN = "s3cret-token-for-tests-only"
+VENV_BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+async def guarded(desk: Desk) -> AsyncIterator[DashboardServer]:
+    """A dashboard that requires ``TOKEN``."""
+    reader = RunStore(desk.services.settings.database)
+    server = await start_dashboard(DashboardData(reader, desk.services.store.graphs), port=0,
+                                   token=TOKEN)
+    yield server
+    await server.close()
+    reader.close()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "127.0.0.2", "[::1]"])
+def test_loopback_needs_no_token(host: str) -> None:
+    check_bind(host, None)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "frontdesk.example"])
+def test_other_addresses_need_a_token(host: str) -> None:
+    with pytest.raises(DashboardRefused, match=TOKEN_ENV):
+        check_bind(host, None)
+    check_bind(host, TOKEN)
+
+
+async def test_it_refuses_before_listening(desk: Desk) -> None:
+    reader = RunStore(desk.services.settings.database)
+    try:
+        with pytest.raises(DashboardRefused, match="127.0.0.1"):
+            await start_dashboard(DashboardData(reader, {}), host="0.0.0.0", port=0)
+    finally:
+        reader.close()
+
+
+async def test_with_a_token_every_request_must_carry_it(guarded: DashboardServer) -> None:
+    async with aiohttp.ClientSession() as http:
+        async with http.get(guarded.url + "api/runs") as bare:
+            assert bare.status == 401
+            assert TOKEN not in await bare.text()
+        wrong = {"Authorization": "Bearer not-the-token"}
+        async with http.get(guarded.url + "api/runs", headers=wrong) as refused:
+            assert refused.status == 401
+        right = {"Authorization": f"Bearer {TOKEN}"}
+        async with http.get(guarded.url + "api/runs", headers=right) as allowed:
+            assert allowed.status == 200 and (await allowed.json())["runs"] == []
+        async with http.get(guarded.url + "static/run.js") as asset:
+            assert asset.status == 401
+
+
+async def test_a_token_link_becomes_a_cookie_and_leaves_the_address(
+        guarded: DashboardServer) -> None:
+    # unsafe=True: by default the client's jar keeps no cookies from an IP address
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        async with http.get(guarded.url + f"?status=waiting&token={TOKEN}",
+                            allow_redirects=False) as link:
+            assert link.status == 302
+            assert link.headers["Location"] == "/?status=waiting"
+            cookie = link.headers["Set-Cookie"]
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        async with http.get(guarded.url + "api/runs") as with_cookie:  # the jar sends it
+            assert with_cookie.status == 200
+        async with http.get(guarded.url + f"/evil.example/?token={TOKEN}",
+                            allow_redirects=False) as sneaky:
+            assert sneaky.headers["Location"] == "/evil.example/"  # stays on this site
+
+
+async def test_without_a_token_only_loopback_host_names_are_served(site: Site) -> None:
+    port = site.url.rsplit(":", 1)[1].strip("/")
+    for host, status in ((f"localhost:{port}", 200), (f"127.0.0.1:{port}", 200),
+                         ("attacker.example", 403)):
+        async with site.http.get(site.url + "api/runs", headers={"Host": host}) as answer:
+            assert answer.status == status, host
+
+
+async def test_every_answer_carries_the_security_headers(site: Site) -> None:
+    for path in ("", "runs/x", "api/runs", "static/dashboard.css", "api/runs/none"):
+        async with site.http.get(site.url + path) as answer:
+            assert answer.headers["X-Content-Type-Options"] == "nosniff", path
+            assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"], path
+
+
+async def test_serve_dashboard_runs_until_cancelled(desk: Desk,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    await desk.social()
+    urls: asyncio.Queue[str] = asyncio.Queue()
+    task = asyncio.create_task(serve_dashboard(desk.services, desk.services.settings, port=0,
+                                               on_ready=urls.put_nowait))
+    url = await asyncio.wait_for(urls.get(), 10)
+    async with aiohttp.ClientSession() as http, http.get(url + "api/runs") as answer:
+        assert [r["workflow"] for r in (await answer.json())["runs"]] == ["triage"]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    async with aiohttp.ClientSession() as http:
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await http.get(url + "api/runs")
+
+
+async def test_frontdesk_run_refuses_a_public_host_without_a_token(
+        desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FRONTDESK_DASHBOARD_HOST", "0.0.0.0")
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    with pytest.raises(DashboardRefused, match=TOKEN_ENV):
+        await serve_dashboard(desk.services, desk.services.settings, port=0)
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FRONTDESK_", "ANTHROPIC",
+                                                                     "OPENAI"))}
+    return {**env, "FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline"}
+
+
+async def test_the_cli_refuses_a_public_host_without_a_token(tmp_path: Path) -> None:
+    process = await asyncio.create_subprocess_exec(
+        VENV_BIN / "frontdesk", "dashboard", "--host", "0.0.0.0", "--port", "0",
+        env=cli_env(tmp_path), cwd=tmp_path, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2
+    assert TOKEN_ENV in err.decode() and "Traceback" not in err.decode()
+
+
+async def test_the_cli_serves_the_runs_of_its_home(desk: Desk) -> None:
+    await desk.social()
+    home = desk.services.settings.home
+    process = await asyncio.create_subprocess_exec(
+        VENV_BIN / "frontdesk", "dashboard", "--port", "0", env=cli_env(home), cwd=home,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+        assert "http://127.0.0.1:" in line, line
+        url = line.split()[2]
+        async with aiohttp.ClientSession() as http, http.get(url + "api/runs") as answer:
+            runs = (await answer.json())["runs"]
+        assert [(r["workflow"], r["route"]) for r in runs] == [("triage", "quick_reply")]
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
