@@ -31,6 +31,7 @@ def fake() -> Iterator[FakeDiscord]:
 def bot(fake: FakeDiscord, tmp_path: Path) -> Iterator[FrontdeskProcess]:
     with FrontdeskProcess(fake, tmp_path, allowed=(OWNER_ID + 100,)) as process:
         yield process
+    assert fake.token not in process.output()  # the token never reaches the logs
 
 
 def contents(fake: FakeDiscord, channel_id: int) -> list[str]:
