@@ -102,7 +102,7 @@ def cancel(store: RunStore, run_id: str, by: str | None = None) -> bool:
     if cancelled:
         store._seq.pop(run_id, None)  # others may have written since: read it again
         store.append(run_id, [{"event": "graph_end", "status": "cancelled", "by": by,
-                               "run_id": run_id, "t": now}], None, None, None)
+                               "run_id": run_id, "t": now}])
     return bool(cancelled)
 
 

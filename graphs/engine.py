@@ -1,10 +1,12 @@
-"""The graph engine: run async/sync node functions over one shared state dict (design §2).
+"""The graph engine: async and sync node functions over one shared state dict (design §2).
 
-A triggered node runs once no other running, waiting or triggered node can still reach it (the
-join rule; router edges that close a cycle don't count). Ready nodes run concurrently, each
-returns the keys it merges, and nodes whose runs overlapped may not write the same key. An
-optional observer gets every event; an optional store (``graphs.store``) records each node
-boundary (what it wrote, the frontier left) so a run can be continued. Imports nothing of ours.
+The run loop: START's edges trigger nodes. A triggered node is ready once no running, waiting
+or triggered node can still reach it (the join rule; router edges that close a cycle don't
+count). Ready nodes run at once (a lone one is awaited inline, without a task); each returns
+the keys it merges, and nodes whose runs overlapped may not write the same key. A finished
+node triggers its edges and its router's pick, or on failure its ``on_error`` node. The run
+ends when nothing runs and nothing is ready. An observer sees every event; a store records
+each node boundary so that the run can be continued. Imports nothing of ours.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ GraphState = dict[str, Any]
 NodeFn = Callable[[GraphState], "GraphState | Awaitable[GraphState | None] | None"]
 RouteFn = Callable[[GraphState], str]
 Observer = Callable[[dict[str, Any]], None]
+Route = tuple[str, str | None]  # (target, label); the label is None for a plain edge
 log = logging.getLogger(__name__)
 _NO_ANSWER: Any = object()
 
@@ -56,13 +59,12 @@ class RetryPolicy:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Time-outs, connection errors, rate limits and 5xx, duck-typed so no SDK is imported."""
-    if isinstance(exc, TimeoutError | ConnectionError):
-        return True
-    if isinstance(status := getattr(exc, "status_code", None), int):
-        return status in (408, 409, 429) or status >= 500
+    """Time-outs, connection errors, 408/409/429 and 5xx; duck-typed, so no SDK is imported."""
     names = ("TimeoutError", "ConnectionError", "TimeoutException", "ConnectError")
-    return any(cls.__name__.endswith(names) for cls in type(exc).__mro__)
+    if any(cls.__name__.endswith(names) for cls in type(exc).__mro__):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
 
 
 @dataclass
@@ -83,11 +85,11 @@ class Node:
 
 
 class RunStore(Protocol):
-    """What the engine needs from a durable store; ``graphs.store.RunStore`` implements it."""
+    """What the engine needs from a durable store (``graphs.store.RunStore``)."""
 
     def begin(self, run_id: str, graph: Graph, state: RunResult, max_steps: int) -> None: ...
     def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None,
-               frontier: dict[str, Any] | None, status: str | None) -> None: ...
+               frontier: dict[str, Any] | None) -> None: ...
     async def resume(self, run_id: str, answer: Any, by: str) -> RunResult: ...
 
 
@@ -100,84 +102,79 @@ class RunResult(dict[str, Any]):
 
     def __init__(self, state: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> None:
         super().__init__(state)
-        self.meta, self.waits = dict(meta or {}), list[dict[str, Any]]()
+        self.meta = dict(meta or {})
+        self.waits: list[dict[str, Any]] = []
 
 
 class Graph:
     """Nodes, plain edges and routers; checked and analysed once, before the first run."""
 
     def __init__(self, name: str = "graph") -> None:
-        self.name, self.nodes, self.edges = name, dict[str, Node](), dict[str, list[str]]()
+        self.name = name
+        self.nodes: dict[str, Node] = {}
+        self.edges: dict[str, list[str]] = {}
         self.routers: dict[str, tuple[RouteFn, dict[str, str]]] = {}
-        self._compiled: _Compiled | None = None
+        self.reach: dict[str, set[str]] = {}  # node -> what it reaches (empty: not analysed)
 
     def add_node(self, node: Node) -> None:
         if node.name in self.nodes or node.name in (START, END):
             raise GraphBuildError(f"node name {node.name!r} is already taken")
-        self.nodes[node.name], self._compiled = node, None
+        self.nodes[node.name] = node
+        self.reach = {}
 
     def add_edge(self, src: str, dst: str) -> None:
         self.edges.setdefault(src, []).append(dst)
-        self._compiled = None
+        self.reach = {}
 
     def add_router(self, src: str, route: RouteFn, targets: Mapping[str, str]) -> None:
         if src in self.routers:
             raise GraphBuildError(f"node {src!r} already has a router")
-        self.routers[src], self._compiled = (route, dict(targets)), None
+        self.routers[src] = (route, dict(targets))
+        self.reach = {}
 
-    def compiled(self) -> _Compiled:
-        self._compiled = self._compiled or _Compiled(self)
-        return self._compiled
-
-
-class _Compiled:
-    """Build-time checks and the reachability the join rule reads (design §2)."""
-
-    def __init__(self, g: Graph) -> None:
-        known = {START, *g.nodes}
-        for src in [*g.edges, *g.routers]:
+    def compiled(self) -> Graph:
+        """Check the graph (a GraphBuildError names the nodes); work out what runs read."""
+        if self.reach:
+            return self
+        known = {START, *self.nodes}
+        # Router targets and on_error: the edges that a run takes only sometimes.
+        sometimes = {n: [*self.routers[n][1].values()] if n in self.routers else [] for n in known}
+        for node in self.nodes.values():
+            sometimes[node.name] += [node.on_error] if node.on_error else []
+        for src in [*self.edges, *self.routers]:
             if src not in known:
-                raise GraphBuildError(f"edge out of {src!r}: " + (
-                    "END has no way out" if src == END else f"{src!r} is not a node"))
-        plain = {n: g.edges.get(n, []) for n in known}
-        cond = {n: [*(g.routers[n][1].values() if n in g.routers else ()),
-                    *([g.nodes[n].on_error] if n in g.nodes and g.nodes[n].on_error else [])]
-                for n in known}
+                why = "END has no way out" if src == END else f"{src!r} is not a node"
+                raise GraphBuildError(f"edge out of {src!r}: {why}")
         for src in known:
-            for dst in {*plain[src], *cond[src]} - {*g.nodes, END}:
-                raise GraphBuildError(f"edge {src!r} -> {dst!r}: {dst!r} is not a node")
-        full = {n: [d for d in [*plain[n], *cond[n]] if d != END] for n in known}
-        if unreachable := sorted(set(g.nodes) - _reach(START, full)):
+            for dst in [*self.edges.get(src, []), *sometimes[src]]:
+                if dst != END and dst not in self.nodes:
+                    raise GraphBuildError(f"edge {src!r} -> {dst!r}: {dst!r} is not a node")
+        edges = {n: [d for d in [*self.edges.get(n, []), *sometimes[n]] if d != END] for n in known}
+        if unreachable := sorted(set(self.nodes) - _reach(START, edges)):
             raise GraphBuildError(f"START cannot reach node(s) {', '.join(unreachable)}")
-        # A conditional edge whose target can reach back to its source closes a cycle.
-        self.back = {(n, d) for n in known for d in cond[n] if d != END and n in _reach(d, full)}
-        forward = {n: [d for d in full[n] if (n, d) not in self.back] for n in known}
-        self.reach = {n: _reach(n, forward) for n in known}
-        for n in g.nodes:
-            if n in self.reach[n]:
-                raise GraphBuildError(f"cycle of plain edges through {n!r}: a cycle needs a "
-                                      "router edge to leave it")
-        self.ancestors = {x: frozenset(n for n in g.nodes if x in self.reach[n]) for x in g.nodes}
-        self.plain: dict[str, list[tuple[str, str | None]]] = {
-            n: [(d, None) for d in plain[n]] for n in known}
+        # An edge taken sometimes whose target leads back to its source closes a cycle. Left
+        # out, what remains must be acyclic: then some pending node can always run.
+        back = {(n, d) for n in known for d in sometimes[n] if n in _reach(d, edges)}
+        forward = {n: [d for d in edges[n] if (n, d) not in back] for n in known}
+        reach = {n: _reach(n, forward) for n in known}
+        if cyclic := [n for n in self.nodes if n in reach[n]]:
+            raise GraphBuildError(f"cycle of plain edges through {cyclic[0]!r}: a cycle needs "
+                                  "a router edge to leave it")
+        # The join rule: a triggered node waits while a node that reaches it is active.
+        self.ancestors = {x: frozenset(n for n in self.nodes if x in reach[n]) for x in self.nodes}
+        self.plain: dict[str, list[Route]] = {n: [(d, None) for d in self.edges.get(n, [])]
+                                              for n in known}
+        self.reach = reach
+        return self
 
 
-def _reach(src: str, adj: dict[str, list[str]]) -> set[str]:
-    seen, todo = set[str](), list(adj.get(src, []))
+def _reach(src: str, edges: dict[str, list[str]]) -> set[str]:
+    seen, todo = set[str](), list(edges.get(src, []))
     while todo:
-        if (n := todo.pop()) not in seen:
-            seen.add(n)
-            todo += adj.get(n, [])
+        if (name := todo.pop()) not in seen:
+            seen.add(name)
+            todo += edges.get(name, [])
     return seen
-
-
-@dataclass
-class _Outcome:
-    writes: GraphState | None = None
-    error: BaseException | None = None
-    attempt: int = 1
-    duration_s: float = 0.0
-    suspend: Suspend | None = None
 
 
 _node_ctx: contextvars.ContextVar[tuple[_Run, str, Any]] = contextvars.ContextVar("graph_node")
@@ -187,7 +184,7 @@ def node_observer() -> Observer | None:
     """Inside a node of an observed run: an observer that tags events with run, node and t."""
     if (ctx := _node_ctx.get(None)) is None or not ctx[0].logging:
         return None
-    run, node = ctx[0], ctx[1]
+    run, node, _ = ctx
 
     def forward(event: dict[str, Any]) -> None:
         fields = {**event, "node": node}
@@ -202,34 +199,34 @@ def resume_value(default: Any = None) -> Any:
 
 
 class _Run:
-    """One run's bookkeeping: the ready queue, what runs and waits, visits, pending events."""
+    """One run: what is triggered, running and waiting, the visits, events not yet stored."""
 
     def __init__(self, graph: Graph, state: RunResult, observer: Observer | None,
                  store: RunStore | None, max_steps: int) -> None:
-        self.g, self.c, self.state, self.run_id = graph, graph.compiled(), state, state.run_id
-        self.observer, self.store, self.logging = observer, store, bool(observer or store)
-        self.max_steps, self.steps, self.visits = max_steps, 0, dict[str, int]()
-        self.triggered: dict[str, None] = {}  # an ordered set: runs in the order triggered
-        self.running: dict[str, int] = {}  # node -> tick when it started (for collisions)
+        self.g, self.state, self.run_id = graph.compiled(), state, state.run_id or ""
+        self.observer, self.store, self.max_steps = observer, store, max_steps
+        self.logging = bool(observer or store)  # events are built only when someone reads them
+        self.visits: dict[str, int] = {}
+        self.triggered: dict[str, None] = {}  # an ordered set: nodes run in the order triggered
+        self.running: dict[str, int] = {}  # node -> the clock when it started
         self.waiting: dict[str, dict[str, Any]] = {}  # parked nodes -> their wait
         self.answers: dict[str, Any] = {}  # resumed waits -> their answer
-        self.tasks: dict[str, asyncio.Task[None]] = {}
-        self.finished: list[tuple[str, _Outcome]] = []
-        self.wake: asyncio.Future[None] | None = None
-        self.tick, self.recent = 0, list[tuple[int, str, frozenset[str]]]()
-        self.pending: list[dict[str, Any]] = []
-        self.failed: str | None = None
-        self.hard_stop = False
+        self.tasks: dict[str, asyncio.Task[None]] = {}  # the latest task of each node
+        self.wake: asyncio.Future[None] | None = None  # done once a task has finished
+        self.crash: BaseException | None = None  # what a task raised, for the loop to raise
+        self.clock = 0  # counts finished nodes, to tell which runs overlapped
+        self.last_write: dict[str, tuple[int, str]] = {}  # key -> (clock, node) of its writer
+        self.pending: list[dict[str, Any]] = []  # events for the store's next append
+        self.failed: str | None = None  # the node whose failure ends the run
 
     def restore(self, ready: list[str], waiting: dict[str, dict[str, Any]],
                 visits: dict[str, int], answers: dict[str, Any]) -> None:
         """Take up a recorded frontier; answered waits run first, continuing their visit."""
-        self.visits, self.steps, self.answers = dict(visits), sum(visits.values()), dict(answers)
+        self.visits, self.answers = dict(visits), dict(answers)
         self.waiting = {n: w for n, w in waiting.items() if n not in answers}
         self.triggered = dict.fromkeys([*answers, *ready])
 
-    def emit(self, kind: str, record: bool = False, /, **fields: Any) -> None:
-        """Hand one event to the observer; ``record`` appends it (and what's pending) now."""
+    def emit(self, kind: str, **fields: Any) -> None:
         event = {"event": kind, **fields, "run_id": self.run_id, "t": time.time()}
         if self.observer is not None:
             try:
@@ -238,103 +235,103 @@ class _Run:
                 log.exception("graph observer failed on %s", kind)
         if self.store is not None:
             self.pending.append(event)
-            if record:
-                self.record()
 
-    def record(self, delta: GraphState | None = None, status: str | None = None) -> None:
-        """Append the pending events; with a delta also the frontier (a node boundary)."""
-        if self.store is not None and self.run_id is not None:
+    def record(self, delta: GraphState | None = None) -> None:
+        """Store the pending events; with a delta it is a node boundary: add the frontier."""
+        if self.store is not None:
             events, self.pending = self.pending, []
             frontier = None if delta is None else {
                 "ready": [*self.triggered, *self.running],
                 "waiting": {n: w["key"] for n, w in self.waiting.items()}}
-            self.store.append(self.run_id, events, delta, frontier, status)
+            self.store.append(self.run_id, events, delta, frontier)
 
     async def go(self) -> RunResult:
+        """Start what is ready; when nothing is, wait until a running node has finished."""
         loop = asyncio.get_running_loop()
         try:
-            while True:
-                ready = self._ready() if self.failed is None else []
+            while (ready := self._ready()) or self.running:
                 if len(ready) == 1 and not self.running:  # a lone node: awaited inline, no task
-                    if self._launch(name := ready[0]):
-                        self._finish(name, await self._attempts(name))
+                    if self._launch(ready[0]):
+                        await self._visit(ready[0])
                     continue
                 for name in ready:
                     if self._launch(name):
                         self.tasks[name] = loop.create_task(self._in_task(name))
-                if not self.running:
-                    return self._end()
-                if not self.finished:
+                if self.running:
                     self.wake = loop.create_future()
                     await self.wake
-                while self.finished:
-                    self._finish(*self.finished.pop(0))
+                if self.crash is not None:
+                    raise self.crash
+            return self._end()
         except BaseException as exc:
             for task in self.tasks.values():
                 task.cancel()
             if isinstance(exc, GraphRunError):
-                self.state.status = "failed"
-                if self.logging:
-                    self.emit("graph_end", status="failed", error=str(exc))
-                    self.record(status="failed")
+                self._end(error=str(exc))
             raise
 
     def _ready(self) -> list[str]:
+        """Triggered nodes that no active node can still reach (the join rule)."""
+        if self.failed is not None:
+            return []
         if len(self.triggered) == 1 and not self.running and not self.waiting:
-            return list(self.triggered)
-        active = self.triggered.keys() | self.running.keys() | self.waiting.keys()
-        return [n for n in self.triggered
-                if n not in self.running and self.c.ancestors[n].isdisjoint(active)]
+            return list(self.triggered)  # the common case, a chain: nothing else is active
+        ancestors = self.g.ancestors
+        return [n for n in self.triggered if n not in self.running
+                and ancestors[n].isdisjoint(self.triggered)
+                and ancestors[n].isdisjoint(self.running)
+                and ancestors[n].isdisjoint(self.waiting)]
 
     def _launch(self, name: str) -> bool:
-        """Count the visit and announce the node; a broken limit fails it without running."""
+        """Count the visit and announce it; a node over a limit fails without running."""
         del self.triggered[name]
-        if name not in self.answers:  # a resumed wait continues its visit
+        if name not in self.answers:  # a resumed wait continues its visit: not a new one
             visits, limit = self.visits.get(name, 0) + 1, self.g.nodes[name].max_visits
-            self.hard_stop = self.steps >= self.max_steps
-            if self.hard_stop or visits > limit:
-                why = (f"max_steps={self.max_steps} reached before {name!r}" if self.hard_stop
-                       else f"{name!r} exceeded max_visits={limit}")
-                self._finish(name, _Outcome(error=GraphRunError(why), attempt=0))
+            why = (f"max_steps={self.max_steps} reached before {name!r}"
+                   if sum(self.visits.values()) >= self.max_steps
+                   else f"{name!r} exceeded max_visits={limit}" if visits > limit else None)
+            if why is not None:
+                self._finish(name, None, GraphRunError(why), attempt=0, took=0.0)
                 return False
-            self.visits[name], self.steps = visits, self.steps + 1
-        self.running[name] = self.tick
+            self.visits[name] = visits
+        self.running[name] = self.clock
         if self.logging:
             self.emit("node_start", node=name, attempt=1)  # stored with the node's end
         return True
 
     async def _in_task(self, name: str) -> None:
         try:
-            outcome = await self._attempts(name)
-        except BaseException as exc:  # cancelled, or worse: _finish re-raises it
-            outcome = _Outcome(error=exc)
-        self.finished.append((name, outcome))
+            await self._visit(name)
+        except BaseException as exc:  # a collision, a store error, a cancel: the loop raises it
+            self.crash = self.crash or exc
         if self.wake is not None and not self.wake.done():
             self.wake.set_result(None)
 
-    async def _attempts(self, name: str) -> _Outcome:
-        """Call the node, retrying transient failures per its policy, with backoff."""
+    async def _visit(self, name: str) -> None:
+        """Call the node, retrying transient failures per its policy; then finish it."""
         node, attempt, answer = self.g.nodes[name], 1, self.answers.get(name, _NO_ANSWER)
+        # Only nodes that may read it need the context (it costs on the hot path).
         token = _node_ctx.set((self, name, answer)) if self.logging or self.answers else None
         try:
             while True:
                 t0 = time.perf_counter()
                 try:
-                    return _Outcome(await self._call(node), None, attempt, time.perf_counter() - t0)
-                except Suspend as wait:
-                    return _Outcome(attempt=attempt, suspend=wait)
+                    writes = await self._call(node)
                 except Exception as exc:
                     took, policy = time.perf_counter() - t0, node.retry
-                    if (policy is None or attempt >= policy.max_attempts
+                    if (isinstance(exc, Suspend) or policy is None or attempt >= policy.max_attempts
                             or not (policy.retry_on or is_transient)(exc)):
-                        return _Outcome(None, exc, attempt, took)
+                        return self._finish(name, None, exc, attempt, took)
                     delay = min(policy.max_delay, policy.delay * policy.backoff ** (attempt - 1))
-                    # the node is "retrying" until its next node_start
-                    self.emit("node_end", True, node=name, duration_s=took, wrote=[],
+                    self.emit("node_end", node=name, duration_s=took, wrote=[],  # "retrying"
                               error=_describe(exc), attempt=attempt, retry_in=delay)
+                    self.record()
                     await asyncio.sleep(delay)
                     attempt += 1
-                    self.emit("node_start", True, node=name, attempt=attempt)
+                    self.emit("node_start", node=name, attempt=attempt)
+                    self.record()
+                else:
+                    return self._finish(name, writes, None, attempt, time.perf_counter() - t0)
         finally:
             if token is not None:
                 _node_ctx.reset(token)
@@ -352,84 +349,83 @@ class _Run:
             raise TypeError(f"node {node.name!r} returned {type(result).__name__}, not a dict")
         return result or {}
 
-    def _finish(self, name: str, out: _Outcome) -> None:
-        """Merge a node's writes, trigger its next nodes, record the boundary."""
-        started, node = self.running.pop(name, self.tick), self.g.nodes[name]
-        if self.tasks or self.answers:
-            self.tasks.pop(name, None)
-            self.answers.pop(name, None)
-        if out.suspend is not None:
-            return self._park(name, out.suspend)
-        writes, routes = out.writes or {}, self.c.plain[name]
-        if out.error is None:
-            if self.running or self.recent:  # only overlapping runs can collide
-                self._check_disjoint(name, started, writes)
-            self.state.update(writes)
+    def _finish(self, name: str, writes: GraphState | None, error: Exception | None,
+                attempt: int, took: float) -> None:
+        """Merge a node's writes, trigger what comes next, record the node boundary."""
+        started = self.running.pop(name, self.clock)
+        self.answers.pop(name, None)
+        if isinstance(error, Suspend):
+            return self._park(name, error)
+        writes, routes = writes or {}, self.g.plain[name]
+        if error is None:
+            self._merge(name, started, writes)
             try:
-                routes = self.transitions(name) if name in self.g.routers else routes
-            except Exception as exc:
-                out.error = exc
-        if out.error is not None:
-            if not isinstance(out.error, Exception):  # cancelled or worse: not a node failure
-                raise out.error
-            errors = self.state["errors"] = {**self.state.get("errors", {}),
-                                             name: _describe(out.error)}
-            writes = {**writes, "errors": errors}
-            routes = [(node.on_error, "on_error")] if node.on_error and not self.hard_stop else []
-            self.failed = self.failed or (None if routes else name)
+                routes = self.next_nodes(name) if name in self.g.routers else routes
+            except Exception as exc:  # a router belongs to its node: so does its failure
+                error = exc
+        if error is not None:
+            writes = {**writes, "errors": {**self.state.get("errors", {}), name: _describe(error)}}
+            self.state["errors"] = writes["errors"]
+            on_error = self.g.nodes[name].on_error
+            # Once max_steps is used up nothing more may run, on_error targets included.
+            if on_error is not None and sum(self.visits.values()) < self.max_steps:
+                routes = [(on_error, "on_error")]
+            else:
+                routes, self.failed = [], self.failed or name
         for target, _ in routes:
             if target != END:
                 self.triggered[target] = None
         if self.logging:
-            error = {} if out.error is None else {"error": _describe(out.error)}
-            self.emit("node_end", node=name, duration_s=out.duration_s, wrote=list(writes),
-                      attempt=out.attempt, **error)
+            fields = {} if error is None else {"error": _describe(error)}
+            self.emit("node_end", node=name, duration_s=took, wrote=list(writes),
+                      attempt=attempt, **fields)
             for target, label in routes:
                 if label is not None:
                     self.emit("route", router=name, target=target, label=label)
             self.record(delta=writes)
 
+    def _merge(self, name: str, started: int, writes: GraphState) -> None:
+        """Merge writes, refusing a key whose last writer finished while this node ran."""
+        self.clock += 1
+        for key in writes:  # of the writers of a key, the last finished latest
+            writer = self.last_write.get(key)
+            if writer is not None and writer[0] > started:
+                raise GraphRunError(f"state collision on {key!r}: nodes {writer[1]!r} and "
+                                    f"{name!r} ran at the same time and both wrote it; "
+                                    "parallel branches must write disjoint keys")
+            self.last_write[key] = (self.clock, name)
+        self.state.update(writes)
+
     def _park(self, name: str, suspend: Suspend) -> None:
-        """The node asked for an answer: it waits (and blocks what it reaches) until resumed."""
+        """The node waits for an answer, blocking what it reaches, until it is resumed."""
         if self.store is None:
             raise GraphRunError(f"node {name!r} waits for an answer: that needs a store")
-        wait = {"run_id": self.run_id, "node": name, "key": f"{name}:{self.visits.get(name, 1)}",
-                **suspend.wait}
-        self.waiting[name] = wait
-        self.emit("wait", **wait)
+        key = f"{name}:{self.visits.get(name, 1)}"
+        self.waiting[name] = {"run_id": self.run_id, "node": name, "key": key, **suspend.wait}
+        self.emit("wait", **self.waiting[name])
         self.record(delta={})
 
-    def transitions(self, name: str) -> list[tuple[str, str | None]]:
-        """Where a finished node leads: its plain edges, then its router's pick (with label)."""
-        routes = list(self.c.plain[name])
-        if name in self.g.routers:
-            route, targets = self.g.routers[name]
-            if (label := route(self.state)) not in targets:
-                raise GraphRunError(f"router of {name!r} chose {label!r}, not one of "
-                                    f"{sorted(targets)}")
-            routes.append((targets[label], label))
-        return routes
+    def next_nodes(self, name: str) -> list[Route]:
+        """Where a finished node leads: its plain edges, then its router's pick (labelled)."""
+        if name not in self.g.routers:
+            return self.g.plain[name]
+        route, targets = self.g.routers[name]
+        if (label := route(self.state)) not in targets:
+            raise GraphRunError(f"router of {name!r} chose {label!r}, not one of "
+                                f"{sorted(targets)}")
+        return [*self.g.plain[name], (targets[label], label)]
 
-    def _check_disjoint(self, name: str, started: int, writes: GraphState) -> None:
-        for tick, other, keys in self.recent:
-            if tick > started and not keys.isdisjoint(writes):
-                raise GraphRunError(f"state collision on {sorted(keys.intersection(writes))[0]!r}"
-                                    f": nodes {other!r} and {name!r} ran at the same time and "
-                                    "both wrote it; parallel branches must write disjoint keys")
-        self.tick += 1
-        if self.running:  # when a node ends alone, nothing running can overlap the past
-            self.recent.append((self.tick, name, frozenset(writes)))
-        else:
-            self.recent.clear()
-
-    def _end(self) -> RunResult:
-        status = "failed" if self.failed else "waiting" if self.waiting else "completed"
+    def _end(self, error: str | None = None) -> RunResult:
+        """Settle the status; report it, with what a failed node kept from running."""
+        failed = self.failed is not None or error is not None
+        status = "failed" if failed else "waiting" if self.waiting else "completed"
         self.state.status, self.state.waits = status, list(self.waiting.values())
         if self.logging:
-            blocked = [] if not self.failed else sorted(  # what the failure keeps from running
-                (self.c.reach[self.failed] - self.visits.keys()) | self.triggered.keys())
-            self.emit("graph_end", status=status, **({"blocked": blocked} if blocked else {}))
-            self.record(status=status)
+            blocked = [] if self.failed is None else sorted(
+                (self.g.reach[self.failed] - self.visits.keys()) | self.triggered.keys())
+            fields = {"error": error} if error else {"blocked": blocked} if blocked else {}
+            self.emit("graph_end", status=status, **fields)
+            self.record()
         return self.state
 
 
@@ -444,16 +440,16 @@ async def run_graph(graph: Graph, state: GraphState, observer: Observer | None =
     result = RunResult(state, meta)
     if observer is not None or store is not None:
         result.run_id = run_id or uuid.uuid4().hex[:16]
-    if store is not None and result.run_id is not None:
-        store.begin(result.run_id, graph, result, max_steps)
-    run = _Run(graph, result, observer, store, max_steps)
+    run = _Run(graph, result, observer, store, max_steps)  # checks the graph first
+    if store is not None:
+        store.begin(run.run_id, graph, result, max_steps)
     if run.logging:
         run.emit("graph_start", workflow=graph.name)
-    run.triggered = {t: None for t, _ in run.transitions(START) if t != END}
+    run.triggered = {target: None for target, _ in run.next_nodes(START) if target != END}
     run.record(delta={})
     return await run.go()
 
 
 async def resume(store: RunStore, run_id: str, answer: Any, by: str = "owner") -> RunResult:
-    """Continue a waiting run with ``answer`` from ``by``; see ``graphs.store.RunStore.resume``."""
+    """Continue a waiting run with ``answer`` from ``by``; see ``graphs.durable.resume``."""
     return await store.resume(run_id, answer, by)

@@ -141,9 +141,13 @@ class RunStore:
              _dumps(state.meta), max_steps, now, now))
         self._seq[run_id] = 0
 
-    def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None,
-               frontier: dict[str, Any] | None, status: str | None) -> None:
-        """Append events; the last carries the delta and frontier (one transaction)."""
+    def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None = None,
+               frontier: dict[str, Any] | None = None) -> None:
+        """Append events; the last carries the delta and frontier (one transaction).
+
+        A ``graph_end`` event also sets the run's status (and error); a ``route`` its route.
+        """
+        status = next((e["status"] for e in events if e["event"] == "graph_end"), None)
         try:
             delta_json = None if delta is None else _dumps(delta)
         except (TypeError, ValueError):

@@ -74,9 +74,9 @@ class HangAfterA(RunStore):
 
     folder: Path
 
-    def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None,
-               frontier: dict[str, Any] | None, status: str | None) -> None:
-        super().append(run_id, events, delta, frontier, status)
+    def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None = None,
+               frontier: dict[str, Any] | None = None) -> None:
+        super().append(run_id, events, delta, frontier)
         if any(e["event"] == "node_end" and e.get("node") == "a" for e in events):
             say_ready(self.folder)
             hang()
