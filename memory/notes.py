@@ -21,15 +21,16 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from memory.db import Migration, migrate
-from memory.query import all_of, clean_text, query_terms
+from memory.query import clean_text, query_terms
 from memory.rank import Scorer, average_length, idf, phrase_tokens, read_varint, snippet
 
 STRIDE = 1_000_000_000
 MAX_NOTE_CHARS = 10_000
 CANDIDATES = 500
-SAMPLE = 250
+SAMPLE = 500
 
 MIGRATIONS: list[Migration] = [
     ("memory_001_scopes", """
@@ -241,37 +242,52 @@ class Memory:
         low = row[0] * STRIDE
         span = _Span(low=low, high=low + STRIDE - 1, issued=row[1])
         idfs: dict[str, float] = {}
+        fetched: dict[str, list[Any]] = {}
         with self._lock:  # one consistent snapshot for the few queries below
             self.conn.execute("BEGIN")
             try:
-                hits = self._ranked(table, scope, terms, [all_of(terms)], span, k, idfs)
+                if len(terms) == 1:
+                    hits = self._ranked(table, scope, terms, terms, span, k, idfs, fetched)
+                else:
+                    # notes with all the words are found among the newest matches of the
+                    # rarest one: FTS5's own AND walks every common word's whole list
+                    for term in terms:
+                        self._sample(table, term, span, idfs)
+                    rarest = max(terms, key=lambda term: idfs[term])
+                    hits = self._ranked(table, scope, terms, [rarest], span, k, idfs,
+                                        fetched, require_all=True)
                 if len(hits) < k and len(terms) > 1:
                     seen = {hit.id for hit in hits}
                     # each word brings its own newest matches, so a rare word is not crowded
                     # out of the candidates by a common one
-                    more = self._ranked(table, scope, terms, terms, span, k + len(hits), idfs)
+                    more = self._ranked(table, scope, terms, terms, span, k + len(hits), idfs,
+                                        fetched)
                     hits += [hit for hit in more if hit.id not in seen][: k - len(hits)]
             finally:
                 self.conn.execute("COMMIT")
         return hits
 
     def _ranked(self, table: _Table, scope: str, terms: list[str], expressions: list[str],
-                span: _Span, k: int, idfs: dict[str, float]) -> list[Hit]:
-        """Top ``k`` by BM25 among the newest CANDIDATES notes matching the expressions."""
+                span: _Span, k: int, idfs: dict[str, float],
+                fetched: dict[str, list[Any]], require_all: bool = False) -> list[Hit]:
+        """Top ``k`` by BM25 among the newest CANDIDATES notes matching the expressions
+        (and holding every phrase of ``terms`` if ``require_all``)."""
         per_expression = max(CANDIDATES // len(expressions), 1)
         candidates: dict[int, tuple[int, str, float, bytes]] = {}
         phrases = [phrase_tokens(term) for term in terms]
         # which phrases each candidate surely holds lets the scorer skip most token scans
         present: dict[int, set[tuple[str, ...]]] = {}
         for expression in expressions:
-            holds = set(phrases) if expression not in terms else {phrase_tokens(expression)}
-            rows = self.conn.execute(
-                f"SELECT t.id, t.text, t.created_at, d.sz FROM {table.fts} "
-                f"CROSS JOIN {table.rows} t ON t.id = {table.fts}.rowid "
-                f"CROSS JOIN {table.fts}_docsize d ON d.id = t.id "
-                f"WHERE {table.fts} MATCH ? AND {table.fts}.rowid BETWEEN ? AND ? "
-                f"AND t.{table.owner_column} = ? ORDER BY {table.fts}.rowid DESC LIMIT ?",
-                (expression, span.low, span.high, scope, per_expression)).fetchall()
+            holds = {phrase_tokens(expression)}
+            if expression not in fetched or len(fetched[expression]) < per_expression:
+                fetched[expression] = self.conn.execute(
+                    f"SELECT t.id, t.text, t.created_at, d.sz FROM {table.fts} "
+                    f"CROSS JOIN {table.rows} t ON t.id = {table.fts}.rowid "
+                    f"CROSS JOIN {table.fts}_docsize d ON d.id = t.id "
+                    f"WHERE {table.fts} MATCH ? AND {table.fts}.rowid BETWEEN ? AND ? "
+                    f"AND t.{table.owner_column} = ? ORDER BY {table.fts}.rowid DESC LIMIT ?",
+                    (expression, span.low, span.high, scope, per_expression)).fetchall()
+            rows = fetched[expression][:per_expression]  # the all-words pass fetched more
             if expression in terms and rows:  # one word's own matches: its df comes free
                 matching = _estimate(len(rows), per_expression, span, rows[-1][0])
                 idfs[expression] = idf(span.issued, matching)
@@ -282,25 +298,29 @@ class Memory:
             return []
         for term in terms:
             if term not in idfs:
-                idfs[term] = self._idf(table, term, span)
+                self._sample(table, term, span, idfs)
         record = self.conn.execute(f"SELECT block FROM {table.fts}_data WHERE id = 1").fetchone()
         scorer = Scorer(phrases, [idfs[term] for term in terms],
                         average_length(record[0] if record else None))
+        rows = [row for row in candidates.values()
+                if not require_all or scorer.holds_all(row[1])]
         # FTS5's own token count per row (its _docsize table) spares tokenizing every candidate
         scored = sorted(((scorer.score(text, read_varint(size, 0)[0], present[note_id]),
                           note_id, text, created)
-                         for note_id, text, created, size in candidates.values()),
+                         for note_id, text, created, size in rows),
                         key=lambda r: (-r[0], -r[1]))
         return [Hit(id=note_id, text=text, snippet=snippet(text, phrases), score=score,
                     created_at=created) for score, note_id, text, created in scored[:k]]
 
-    def _idf(self, table: _Table, term: str, span: _Span) -> float:
-        """The IDF of one phrase in the scope, estimated from its newest SAMPLE matches."""
+    def _sample(self, table: _Table, term: str, span: _Span, idfs: dict[str, float]) -> int:
+        """Record one phrase's IDF, estimated from its newest SAMPLE matches in the scope;
+        return the oldest id among them (the scope's first id if it has fewer)."""
         matches = self.conn.execute(
             f"SELECT rowid FROM {table.fts} WHERE {table.fts} MATCH ? AND rowid BETWEEN ? AND ? "
             "ORDER BY rowid DESC LIMIT ?", (term, span.low, span.high, SAMPLE)).fetchall()
-        last = matches[-1][0] if matches else span.high
-        return idf(span.issued, _estimate(len(matches), SAMPLE, span, last))
+        oldest = matches[-1][0] if len(matches) == SAMPLE else span.low
+        idfs[term] = idf(span.issued, _estimate(len(matches), SAMPLE, span, oldest))
+        return int(oldest)
 
 
 @dataclass(frozen=True)

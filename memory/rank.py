@@ -71,6 +71,14 @@ class Scorer:
         self._words = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, single)) +
                                  r")(?![^\W_])") if single else None
 
+    def holds_all(self, text: str) -> bool:
+        """Whether every phrase occurs in ``text`` as whole tokens."""
+        folded = fold(text)
+        if not all(word in folded for phrase in self.phrases for word in phrase):
+            return False  # a cheap substring test rules out most notes
+        doc = WORD.findall(folded)
+        return all(count_phrase(doc, phrase) for phrase in self.phrases)
+
     def score(self, text: str, length: int, present: Collection[tuple[str, ...]] = ()) -> float:
         """BM25 of one document, given its text, its length in tokens and the phrases known
         to be in it (higher is better)."""
