@@ -205,7 +205,7 @@ class _Run:
                  store: RunStore | None, max_steps: int) -> None:
         self.g, self.state, self.run_id = graph.compiled(), state, state.run_id or ""
         self.observer, self.store, self.max_steps = observer, store, max_steps
-        self.logging = bool(observer or store)  # events are built only when someone reads them
+        self.logging = observer is not None or store is not None  # else no events are built
         self.visits: dict[str, int] = {}
         self.triggered: dict[str, None] = {}  # an ordered set: nodes run in the order triggered
         self.running: dict[str, int] = {}  # node -> the clock when it started

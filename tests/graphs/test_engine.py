@@ -76,6 +76,22 @@ async def test_chain_runs_in_topology_order() -> None:
     assert result.status == "completed"
 
 
+class EmptyListObserver(list[dict[str, Any]]):
+    """An observer that is falsy until it has seen an event (a list subclass)."""
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self.append(event)
+
+
+async def test_a_falsy_observer_still_gets_every_event() -> None:
+    observer = EmptyListObserver()
+    assert not observer
+    result = await run_graph(chain("a", "b"), {}, observer=observer)
+    assert [e["event"] for e in observer] == ["graph_start", "node_start", "node_end",
+                                              "node_start", "node_end", "graph_end"]
+    assert {e["run_id"] for e in observer} == {result.run_id}
+
+
 async def test_events_carry_their_fields() -> None:
     rec = Recorder()
     graph = chain("a")
