@@ -83,9 +83,13 @@ async def _wait(run: FlowRun, key: str, question: str, options: list[str], value
     if wait is not None and wait.status in ("answered", "expired"):
         answer = {"choice": wait.answer, "by": wait.answered_by,
                   "expired": wait.status == "expired"}
-        run.steps.start(run.run_id, full, "ask", fp, hashes)
+        asked = run.steps.get(run.run_id, full)
+        if asked is None or asked.fingerprint != fp:  # keep when it was asked, if recorded
+            run.steps.start(run.run_id, full, "ask", fp, hashes)
         run.steps.finish(run.run_id, full, canonical(answer))
-        run.emit("node_end", node=full, step="ask", duration_s=0.0, wrote=[full])
+        waited = (time.time() - asked.started_at if asked is not None
+                  and asked.fingerprint == fp else 0.0)
+        run.emit("node_end", node=full, step="ask", duration_s=waited, wrote=[full])
         return answer
     info = {"run_id": run.run_id, "node": full, "key": wait_key, "question": question,
             "options": options, "expires_at": None if wait is None else wait.expires_at}

@@ -137,3 +137,16 @@ def flow_view(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
                             for item in shape["items"]]}
                  for name, shape in shapes.items()]
     return {"steps": steps, "pipelines": pipelines}
+
+
+def matrix_text(grid: dict[str, Any]) -> str:
+    """A pipeline from ``flow_view`` as a plain-text items × stages table."""
+    width = max([len("item"), *(len(item) for item in grid["items"])])
+    sizes = [max(len(stage), 9) for stage in grid["stages"]]
+    lines = [f"pipeline {grid['name']} (items × stages):",
+             "  " + "  ".join(["item".ljust(width), *(s.ljust(n) for s, n in
+                                                    zip(grid["stages"], sizes, strict=True))])]
+    for item, row in zip(grid["items"], grid["cells"], strict=True):
+        cells = [cell["status"].ljust(n) for cell, n in zip(row, sizes, strict=True)]
+        lines.append("  " + "  ".join([item.ljust(width), *cells]).rstrip())
+    return "\n".join(lines)

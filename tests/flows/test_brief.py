@@ -154,6 +154,11 @@ async def test_brief_gathers_drafts_checks_asks_revises_and_saves(desk: Desk, ca
     assert store.costs(asked.run_id)["calls"] == {"big": 8, "small": 2}
     assert runs_command.main(argparse.Namespace(run_id=None), desk.settings) == 0
     assert f"{asked.run_id}  brief" in capsys.readouterr().out
+    assert runs_command.main(argparse.Namespace(run_id=asked.run_id), desk.settings) == 0
+    shown = capsys.readouterr().out
+    assert "node_end    sections/09:00–09:30 Coffee with Ann/draft_section" in shown
+    assert "pipeline sections (items × stages):" in shown
+    assert "  14:00–14:30 Dentist          done           done" in shown
 
 
 async def test_a_restart_while_the_briefing_waits_loses_nothing(tmp_path: Path) -> None:
