@@ -8,8 +8,6 @@ import os
 import sys
 
 from bot.dashboard import DEFAULT_PORT, TOKEN_ENV, DashboardRefused, check_bind, serve_dashboard
-from bot.models import Models, OfflineModel
-from bot.services import Services
 from bot.settings import Settings
 
 
@@ -22,6 +20,9 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         print(f"frontdesk dashboard: {exc}", file=sys.stderr)
         return 2
     port = args.port if args.port is not None else settings.dashboard_port or DEFAULT_PORT
+    from bot.models import Models, OfflineModel  # imported once the address is accepted
+    from bot.services import Services
+
     # The pages only read runs: no model is ever called, so no provider needs to be set up.
     offline = Models(small=OfflineModel(role="small", name="offline-small"),
                      big=OfflineModel(role="big", name="offline-big"))

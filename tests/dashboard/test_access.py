@@ -54,7 +54,7 @@ def test_other_addresses_need_a_token(host: str) -> None:
 async def test_it_refuses_before_listening(desk: Desk) -> None:
     reader = RunStore(desk.services.settings.database)
     try:
-        with pytest.raises(DashboardRefused, match="127.0.0.1"):
+        with pytest.raises(DashboardRefused, match=r"127\.0\.0\.1"):
             await start_dashboard(DashboardData(reader, {}), host="0.0.0.0", port=0)
     finally:
         reader.close()
@@ -144,7 +144,7 @@ async def test_the_cli_refuses_a_public_host_without_a_token(tmp_path: Path) -> 
         VENV_BIN / "frontdesk", "dashboard", "--host", "0.0.0.0", "--port", "0",
         env=cli_env(tmp_path), cwd=tmp_path, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 60)
+    _, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 2
     assert TOKEN_ENV in err.decode() and "Traceback" not in err.decode()
 

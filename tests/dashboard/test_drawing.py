@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -32,7 +33,7 @@ async def test_triage_is_drawn_in_five_layers_with_the_fetches_side_by_side(desk
         rows.setdefault(box.layer, []).append(box)
     for row in rows.values():  # no two boxes of a layer overlap
         row.sort(key=lambda b: b.x)
-        assert all(a.right <= b.x for a, b in zip(row, row[1:], strict=False))
+        assert all(a.right <= b.x for a, b in itertools.pairwise(row))
 
 
 async def test_content_cycles_are_back_edges_and_the_checks_share_a_layer(desk: Desk) -> None:
