@@ -254,7 +254,8 @@ def render_svg(graph: Graph, node_states: Mapping[str, str],
 
 _MARKERS = ('<defs>' + "".join(
     f'<marker id="{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" '
-    f'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>'
+    f'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+    '<path d="M0,0 L10,5 L0,10 z"/></marker>'
     for name in ("arrow", "arrow-taken")) + '</defs>')
 
 
