@@ -48,7 +48,6 @@ from graphs.flows_runtime import (
     FlowError,
     FlowRun,
     Suspended,
-    append,
     current,
     scoped,
 )
@@ -109,14 +108,14 @@ class Workflow:
         try:
             value = await self.fn(**dict(result))
         except Suspended as parked:
-            run.emit("graph_end", status="waiting", run_status="waiting")
+            run.emit("graph_end", status="waiting")
             result.status, result.waits = "waiting", [parked.wait]
             return result
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             log.warning("workflow %s run %s failed: %s", self.name, result.run_id, error)
             run.emit("graph_end", status="failed", error=error, delta={"error": error},
-                     frontier={"ready": [], "waiting": {}}, run_status="failed")
+                     frontier={"ready": [], "waiting": {}})
             result["error"], result.status = error, "failed"
             return result
         finally:
@@ -124,7 +123,7 @@ class Workflow:
         data = to_json(value)
         writes = data if isinstance(data, dict) else {"result": data}
         run.emit("graph_end", status="completed", delta=writes,
-                 frontier={"ready": [], "waiting": {}}, run_status="completed")
+                 frontier={"ready": [], "waiting": {}})
         result.update(writes)
         result.status = "completed"
         return result
@@ -154,8 +153,8 @@ async def rerun(store: RunStore, run_id: str, steps: Sequence[str] = ("*",),
                        " updated_at = ? WHERE id = ? AND status != 'cancelled'",
                        (time.time(), run_id))
     store._seq.pop(run_id, None)
-    append(store, run_id, [{"event": "rerun", "steps": list(steps), "run_id": run_id,
-                            "t": time.time()}])
+    store.append(run_id, [{"event": "rerun", "steps": list(steps), "run_id": run_id,
+                           "t": time.time()}])
     return await cast(Workflow, target).continue_run(store, run_id, observer)
 
 

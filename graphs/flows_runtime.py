@@ -11,7 +11,6 @@ the call and records it (a row in ``run_steps``, ``node_start``/``node_end`` eve
 from __future__ import annotations
 
 import contextvars
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -83,19 +82,6 @@ class AgentKit:
 
 
 log = logging.getLogger(__name__)
-# The store's append took the run status as a fifth argument; it is moving to reading the
-# status from graph_end events. Both are served until that change lands.
-_STATUS_ARG = "status" in inspect.signature(RunStore.append).parameters
-
-
-def append(store: RunStore, run_id: str, events: list[dict[str, Any]],
-           delta: dict[str, Any] | None = None, frontier: dict[str, Any] | None = None,
-           status: str | None = None) -> None:
-    """``store.append`` (events, with the delta and frontier on the last one)."""
-    extra: tuple[Any, ...] = (status,) if _STATUS_ARG else ()
-    store.append(run_id, events, delta, frontier, *extra)
-
-
 _current: contextvars.ContextVar[FlowRun] = contextvars.ContextVar("flow_run")
 _scope: contextvars.ContextVar[str] = contextvars.ContextVar("flow_scope", default="")
 
@@ -134,16 +120,15 @@ class FlowRun:
         _scope.reset(tokens[1])
 
     def emit(self, kind: str, *, delta: dict[str, Any] | None = None,
-             frontier: dict[str, Any] | None = None, run_status: str | None = None,
-             **fields: Any) -> dict[str, Any]:
-        """Record one event (and hand it to the observer); ``run_status`` updates the run."""
+             frontier: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+        """Record one event (and hand it to the observer); a graph_end sets the run status."""
         event = {"event": kind, **fields, "run_id": self.run_id, "t": time.time()}
         if self.observer is not None:
             try:
                 self.observer(event)
             except Exception:  # a broken trace must not break the run
                 log.exception("workflow observer failed on %s", kind)
-        append(self.store, self.run_id, [event], delta, frontier, run_status)
+        self.store.append(self.run_id, [event], delta, frontier)
         return event
 
     def sink(self, key: str) -> Observer:
