@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from graphs.engine import END, START, Graph, Node, run_graph
 from tests.dashboard.conftest import CLASSIFY_S, Site, start_gated_run
 
 TRIAGE_PATH = ["classify_intent", "check_calendar", "gather", "quick_reply"]
+
+
+def edge_classes(svg: str, src: str, dst: str) -> list[str]:
+    """The class of each drawn edge from ``src`` to ``dst``."""
+    return re.findall(rf'<path class="([^"]*)" d="[^"]*" marker-end="[^"]*" '
+                      rf'data-src="{re.escape(src)}" data-dst="{re.escape(dst)}"', svg)
 
 
 def bars_of(detail: dict[str, Any], node: str) -> list[dict[str, Any]]:
@@ -74,7 +81,8 @@ async def test_the_graph_highlights_the_path_taken(site: Site) -> None:
         assert f'<g class="node completed" data-node="{node}">' in svg
     for node in ("full_agent", "notify_now"):
         assert f'<g class="node idle" data-node="{node}">' in svg
-    assert 'class="edge route taken" d=' in svg and 'data-dst="quick_reply"' in svg
+    assert edge_classes(svg, "gather", "quick_reply") == ["edge route taken"]
+    assert edge_classes(svg, "gather", "full_agent") == ["edge route"]
     taken = svg.count('class="edge plain taken"')
     assert taken == 5  # START->both fetches, both fetches->gather, quick_reply->END
     assert svg.count('class="edge route taken"') == 1
@@ -142,3 +150,19 @@ async def test_pages_carry_no_run_data_and_scripts_only_from_the_site(site: Site
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     detail = await site.get_json(f"/api/runs/{reply.run_id}")
     assert detail["state"]["text"] == payload  # kept as data; the page shows it as text
+
+
+async def test_an_approved_run_shows_the_wait_then_the_resumed_visit(site: Site) -> None:
+    draft = await site.desk.draft()
+    done = await site.desk.say("Approve")
+    assert done.text.startswith("Approved and saved as note #")
+    detail = await site.get_json(f"/api/runs/{draft.run_id}")
+    assert detail["run"]["status"] == "completed" and detail["live"] is False
+    assert [b["status"] for b in bars_of(detail, "approval")] == ["answered", "completed"]
+    assert [b["status"] for b in bars_of(detail, "save_note")] == ["completed"]
+    [wait] = detail["waits"]
+    assert (wait["status"], wait["answer"]) == ("answered", "Approve")
+    svg = detail["graph_svg"]
+    assert edge_classes(svg, "approval", "save_note") == ["edge route taken"]
+    assert edge_classes(svg, "approval", "feedback") == ["edge route"]
+    assert '<g class="node idle" data-node="discarded">' in svg
