@@ -133,7 +133,8 @@ async def serve_dashboard(services: Services, settings: Settings, *, host: str |
                           on_ready: Callable[[str], None] | None = None) -> None:
     """Serve until cancelled (``frontdesk run`` with FRONTDESK_DASHBOARD_PORT set)."""
     host = host or os.environ.get(HOST_ENV) or DEFAULT_HOST
-    port = port if port is not None else settings.dashboard_port or DEFAULT_PORT
+    if port is None:
+        port = DEFAULT_PORT if settings.dashboard_port is None else settings.dashboard_port
     # A connection of its own: the pages read while the workflows write.
     reader = RunStore(settings.database)
     try:

@@ -19,7 +19,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     except DashboardRefused as exc:
         print(f"frontdesk dashboard: {exc}", file=sys.stderr)
         return 2
-    port = args.port if args.port is not None else settings.dashboard_port or DEFAULT_PORT
+    port = next(p for p in (args.port, settings.dashboard_port, DEFAULT_PORT) if p is not None)
     from bot.models import Models, OfflineModel  # imported once the address is accepted
     from bot.services import Services
 
