@@ -67,10 +67,13 @@ async def serve(settings: Settings) -> int:
     background = [asyncio.create_task(expire_forever(gateway))]
     if settings.brief_at:
         background.append(asyncio.create_task(brief_daily(gateway)))
-    try:
-        await asyncio.gather(*jobs)
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:  # the first job to end (the console at EOF, an adapter that fails) ends the process
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            task.result()
     finally:
-        for task in background:
+        for task in [*tasks, *background]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
