@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphs.durable import resume
+from graphs.durable import expire_due, resume
 from graphs.flows import (
     AgentKit,
     Decision,
@@ -171,3 +171,17 @@ async def test_the_same_key_with_other_input_is_refused(tmp_path: Path) -> None:
 async def test_outside_a_workflow_a_primitive_says_where_it_works() -> None:
     with pytest.raises(FlowError, match="inside a @workflow"):
         await step(len, "abc")
+
+
+async def test_an_unanswered_ask_expires_and_the_workflow_sees_it(tmp_path: Path) -> None:
+    @workflow(name="expiring")
+    async def expiring() -> str:
+        decision = await ask("Go?", key="go", expires_after=60)
+        return "expired" if decision.expired else decision.choice
+
+    store = RunStore(tmp_path / "f.db")
+    asked = await expiring.start(store)
+    [wait] = store.waits("open")
+    assert wait.expires_at is not None and asked.waits[0]["key"] == wait.key
+    [done] = await expire_due(store, now=wait.expires_at + 1)
+    assert done.status == "completed" and done["result"] == "expired"
