@@ -5,7 +5,9 @@ chain of 100 nodes each writing a new 1 KB value, runs with and without durabili
 engines, in this process, on SQLite files in a temporary directory. Prints the cost per step
 (with store minus without, per node) for both, the median time of our store's appends per
 step, the ratio, and each database's size after the run (target: ≤ 100 µs per step median,
-≥ 10× below LangGraph, storage linear in bytes written).
+≥ 10× below LangGraph, storage linear in bytes written). On a busy machine the run medians
+include the scheduler's preemptions and WAL checkpoints (an fsync), so the cost measured on
+the fastest runs is printed too.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
 
-async def bench_ours(folder: Path, runs: int) -> tuple[float, float, int]:
+async def bench_ours(folder: Path, runs: int) -> tuple[float, float, float, int]:
     graph, path = ours(), folder / "ours.db"
     store = TimedStore(path)
     store.appends = []
@@ -96,7 +98,8 @@ async def bench_ours(folder: Path, runs: int) -> tuple[float, float, int]:
     store.close()
     per_step = store.appends  # one append per node boundary (+ one at start, one at end)
     step_cost = (statistics.median(durable) - statistics.median(plain)) / STEPS
-    return step_cost, statistics.median(per_step), first_size
+    quiet_cost = (min(durable) - min(plain)) / STEPS  # the fastest runs: the least preempted
+    return step_cost, quiet_cost, statistics.median(per_step), first_size
 
 
 def bench_langgraph(folder: Path, runs: int) -> tuple[float, int]:
@@ -123,9 +126,10 @@ def bench_langgraph(folder: Path, runs: int) -> tuple[float, int]:
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        step, appends, our_size = await bench_ours(folder, runs=15)
+        step, quiet_step, appends, our_size = await bench_ours(folder, runs=15)
         lg_step, lg_size = bench_langgraph(folder, runs=5)
     print(f"durable step, ours:      {step * 1e6:8.1f} µs per node (run with store - without)")
+    print(f"  the same, fastest runs: {quiet_step * 1e6:8.1f} µs per node (min with - min without)")
     print(f"  store appends per step: {appends * 1e6:8.1f} µs median")
     print(f"durable step, langgraph: {lg_step * 1e6:8.1f} µs per node (SqliteSaver)")
     print(f"ratio langgraph / ours:  {lg_step / step:8.1f}x")

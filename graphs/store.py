@@ -10,9 +10,11 @@ run (resume, recovery, expiry) lives in ``graphs.durable``. Nothing here unpickl
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,11 +69,33 @@ MIGRATIONS: list[Migration] = [
 ]
 
 _TAGS = ("event", "run_id", "t", "node")  # kept in their own columns, not in ``data``
-_SIDE_EFFECTS = ("route", "wait")  # events that also update runs / run_waits
+_SIDE_EFFECTS = ("route", "wait", "graph_end")  # events that also update runs / run_waits
+_ROWS_PER_INSERT = 64  # up to this many events go in one INSERT statement
+_INSERT_ONE = "INSERT INTO run_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # built once: fast
-_dumps_any = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+def _compact_json(default: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """A compact JSON encoder built once. ``JSONEncoder.encode`` builds its C encoder anew on
+    every call, which costs more than encoding a node's small writes; this keeps one."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator here: the plain encoder
+        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=default).encode
+    # (markers, default, encoder, indent, key sep, item sep, sort_keys, skipkeys, allow_nan);
+    # no markers: a cycle raises RecursionError instead of ValueError (both are refused)
+    encode = make(None, default, json.encoder.encode_basestring, None, ":", ",", False, False,
+                  True)
+    return lambda value: "".join(encode(value, 0))
+
+
+_dumps = _compact_json(json.JSONEncoder().default)  # anything not JSON: TypeError
+_dumps_any = _compact_json(str)  # event fields: anything else is stored as its str()
+_NOT_JSON = (TypeError, ValueError, RecursionError)
+
+
+@functools.cache
+def _insert_rows(count: int) -> str:
+    """One INSERT for ``count`` events (cached: SQLite reuses the prepared statement)."""
+    return "INSERT INTO run_events VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * count)
 
 
 @dataclass
@@ -143,57 +167,53 @@ class RunStore:
 
     def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None = None,
                frontier: dict[str, Any] | None = None) -> None:
-        """Append events; the last carries the delta and frontier (one transaction).
+        """Append events, the last with the delta and frontier; all or nothing.
 
-        A ``graph_end`` event also sets the run's status (and error); a ``route`` its route.
+        This is the durable step, once per node boundary, so it is kept lean: one INSERT for
+        all the events, which SQLite runs as one transaction; only events that also change
+        ``runs`` or ``run_waits`` (route, wait, graph_end) take an explicit transaction.
+        Durability: WAL with synchronous=NORMAL (``memory.db.connect``): a process crash loses
+        nothing committed; a power loss may lose the last boundaries (never corrupting the
+        file), and then the node runs again on recovery, as an in-flight node would.
         """
-        status = next((e["status"] for e in events if e["event"] == "graph_end"), None)
-        try:
-            delta_json = None if delta is None else _dumps(delta)
-        except (TypeError, ValueError):
-            node = next((e.get("node") for e in events if e["event"] == "node_end"), "?")
-            _json_or_raise(delta or {}, f"node {node!r} wrote")
-            raise
+        if not events:
+            return
         seq = self._seq.get(run_id)
-        if seq is None:
+        if seq is None:  # another process may have written: count on from the log
             seq = self._seq[run_id] = self.next_seq(run_id)
-        rows: list[tuple[Any, ...]] = [
-            (run_id, seq + i, e["t"], e["event"], e.get("node"),
-             _dumps_any({k: v for k, v in e.items() if k not in _TAGS}), None, None)
-            for i, e in enumerate(events)]
-        if rows and (delta_json is not None or frontier is not None):
-            rows[-1] = (*rows[-1][:6], delta_json, None if frontier is None else _dumps(frontier))
-        if status is None and not any(e["event"] in _SIDE_EFFECTS for e in events):
-            if len(rows) == 1:  # one autocommit insert
-                self._insert(rows)
-            elif rows:
-                self.conn.execute("BEGIN")
-                try:
-                    self._insert(rows)
-                    self.conn.execute("COMMIT")
-                except BaseException:
-                    self.conn.execute("ROLLBACK")
-                    raise
-        else:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._insert(rows)
-                self._side_effects(run_id, events, status)
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-        self._seq[run_id] = seq + len(rows)
-
-    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+        values: list[Any] = []
+        for i, event in enumerate(events):
+            data = _dumps_any({k: v for k, v in event.items() if k not in _TAGS})
+            values += (run_id, seq + i, event["t"], event["event"], event.get("node"), data,
+                       None, None)
+        if delta is not None:
+            values[-2] = _delta_json(delta, events)
+        if frontier is not None:
+            values[-1] = _dumps(frontier)
         try:
-            for row in rows:
-                self.conn.execute("INSERT INTO run_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+            if len(events) <= _ROWS_PER_INSERT and not any(
+                    event["event"] in _SIDE_EFFECTS for event in events):
+                self.conn.execute(_insert_rows(len(events)), values)
+            else:
+                self._write_with_side_effects(run_id, events, values)
         except sqlite3.IntegrityError as exc:  # UNIQUE(run_id, seq): someone else writes it
-            raise GraphRunError(f"run {rows[0][0]!r} is being continued by another process"
-                                ) from exc
+            raise GraphRunError(f"run {run_id!r} is being continued by another process") from exc
+        self._seq[run_id] = seq + len(events)
+        if events[-1]["event"] == "graph_end":  # a later append (resume) reads the log again
+            del self._seq[run_id]
 
-    def _side_effects(self, run_id: str, events: list[dict[str, Any]], status: str | None) -> None:
+    def _write_with_side_effects(self, run_id: str, events: list[dict[str, Any]],
+                                 values: list[Any]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany(_INSERT_ONE, [values[i:i + 8] for i in range(0, len(values), 8)])
+            self._side_effects(run_id, events)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def _side_effects(self, run_id: str, events: list[dict[str, Any]]) -> None:
         now = time.time()
         for event in events:
             if event["event"] == "route":
@@ -205,12 +225,13 @@ class RunStore:
                     " created_at, expires_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'open')",
                     (run_id, event["key"], event["node"], str(event.get("question", "")),
                      _dumps(event.get("options") or []), event["t"], event.get("expires_at")))
-        if status is not None:
-            ended = now if status in ("completed", "failed") else None
-            error = next((e.get("error") for e in events if e["event"] == "graph_end"), None)
-            self.conn.execute(
-                "UPDATE runs SET status = ?, updated_at = ?, ended_at = ?, error = ?"
-                " WHERE id = ? AND status != 'cancelled'", (status, now, ended, error, run_id))
+            elif event["event"] == "graph_end":
+                status = event["status"]
+                ended = now if status in ("completed", "failed") else None
+                self.conn.execute(
+                    "UPDATE runs SET status = ?, updated_at = ?, ended_at = ?, error = ?"
+                    " WHERE id = ? AND status != 'cancelled'",
+                    (status, now, ended, event.get("error"), run_id))
 
     async def resume(self, run_id: str, answer: Any, by: str) -> RunResult:
         """Continue a waiting run with an answer (see ``graphs.durable.resume``)."""
@@ -275,11 +296,20 @@ class RunStore:
         return totals
 
 
+def _delta_json(delta: GraphState, events: list[dict[str, Any]]) -> str:
+    """What a node wrote, as JSON; else a GraphRunError naming the node and the key."""
+    try:
+        return _dumps(delta)
+    except _NOT_JSON:
+        node = next((e.get("node") for e in events if e["event"] == "node_end"), "?")
+        return _json_or_raise(delta, f"node {node!r} wrote")
+
+
 def _json_or_raise(values: dict[str, Any], owner: str) -> str:
     """``values`` as JSON, or a GraphRunError naming the owner and the first bad key."""
     try:
         return _dumps(values)
-    except (TypeError, ValueError) as exc:
+    except _NOT_JSON as exc:
         bad = next((k for k, v in values.items() if not _is_json(v)), "?")
         raise GraphRunError(f"{owner} {bad!r}: a {type(values.get(bad)).__name__} is not plain "
                             "JSON (store str, numbers, bools, None, lists, dicts)") from exc
@@ -288,6 +318,6 @@ def _json_or_raise(values: dict[str, Any], owner: str) -> str:
 def _is_json(value: Any) -> bool:
     try:
         _dumps(value)
-    except (TypeError, ValueError):
+    except _NOT_JSON:
         return False
     return True
