@@ -45,6 +45,7 @@ T = TypeVar("T")
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 START_DESCRIPTION = "what this bot is and does"
+TYPING_AFTER_S = 0.3  # a quick answer needs no "typing…" (Telegram's own advice)
 TYPING_EVERY_S = 4.5  # Telegram shows "typing…" for 5 s after each chat action
 NETWORK_RETRIES = 6  # then the part stays in the outbox for the next flush
 UNDELIVERABLE = "undeliverable"  # the outbox id of a part Telegram will never take
@@ -140,9 +141,10 @@ class TelegramAdapter:
 
     @contextlib.asynccontextmanager
     async def typing(self, chat_id: str) -> AsyncIterator[None]:
-        """Show "typing…" in a chat until the block ends."""
+        """Show "typing…" in a chat while the block runs, once it takes noticeable time."""
 
         async def keep_typing() -> None:
+            await asyncio.sleep(TYPING_AFTER_S)
             while True:
                 with contextlib.suppress(TelegramError):
                     await self.bot.send_chat_action(int(chat_id), ChatAction.TYPING)

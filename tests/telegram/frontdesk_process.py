@@ -57,9 +57,9 @@ class FrontdeskProcess:
                                          env=self.env, cwd=self.home, stdout=log, stderr=log)
         self.wait(ready or (lambda: self.telegram.polls > polls), timeout)
 
-    def wait(self, predicate: Callable[[], T], timeout: float = 20.0) -> T:
+    def wait(self, predicate: Callable[[], T | None], timeout: float = 20.0) -> T:
         """Wait for a condition on the fake; fail at once, with the log, if the bot died."""
-        def met_or_dead() -> T | bool:
+        def met_or_dead() -> T | bool | None:
             value = predicate()
             return value or (self.proc is not None and self.proc.poll() is not None)
 
@@ -85,8 +85,11 @@ class FrontdeskProcess:
 
     def replies(self, chat_id: int, count: int, timeout: float = 20.0) -> list[SentMessage]:
         """The bot's messages in a chat, once there are at least ``count``."""
-        return self.wait(lambda: len(self.telegram.messages_to(chat_id)) >= count
-                         and self.telegram.messages_to(chat_id), timeout)
+        def enough() -> list[SentMessage] | None:
+            sent = self.telegram.messages_to(chat_id)
+            return sent if len(sent) >= count else None
+
+        return self.wait(enough, timeout)
 
     def kill(self) -> None:
         """SIGKILL: whatever the bot had in memory is gone."""

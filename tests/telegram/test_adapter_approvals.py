@@ -55,8 +55,16 @@ def press(telegram: FakeTelegramServer, bot: FrontdeskProcess, user: int, messag
 
 
 def current(telegram: FakeTelegramServer, message: SentMessage) -> SentMessage:
+    """The message as it stands now."""
     return next(m for m in telegram.messages_to(message.chat_id)
                 if m.message_id == message.message_id)
+
+
+def edited(telegram: FakeTelegramServer, bot: FrontdeskProcess,
+           message: SentMessage) -> SentMessage:
+    """The message once the bot has edited it."""
+    return bot.wait(lambda: current(telegram, message) if current(telegram, message).edits
+                    else None)
 
 
 def test_a_draft_waits_for_the_owner_behind_opaque_buttons(
@@ -85,9 +93,9 @@ def test_only_the_owner_decides_and_the_message_shows_the_decision(
     before = len(telegram.messages_to(OWNER))
     accepted = press(telegram, bot, OWNER, message, buttons["Approve"])
     assert accepted["text"] == "Approve ✓"
-    edited = bot.wait(lambda: (m := current(telegram, message)).edits and m)
-    assert edited.reply_markup is None
-    assert edited.text.startswith(message.text) and edited.text.endswith("Decision: Approve")
+    decided = edited(telegram, bot, message)
+    assert decided.reply_markup is None
+    assert decided.text.startswith(message.text) and decided.text.endswith("Decision: Approve")
     saved = bot.replies(OWNER, before + 1)[before]
     assert saved.text.startswith("Approved and saved as note #")
 
@@ -121,6 +129,6 @@ def test_a_restart_between_the_buttons_and_the_press_loses_nothing(tmp_path: Pat
         assert answer["text"] == "Discard ✓"
         done = bot.replies(OWNER, before + 1)[before]
         assert done.text == "Discarded the draft; nothing was saved."
-        edited = bot.wait(lambda: (m := current(telegram, message)).edits and m)
-        assert edited.reply_markup is None and edited.text.endswith("Decision: Discard")
+        decided = edited(telegram, bot, message)
+        assert decided.reply_markup is None and decided.text.endswith("Decision: Discard")
         bot.stop()

@@ -7,36 +7,31 @@ OpenAI server where a test needs to hold a model call open or script a long answ
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
-from tests.fakes.scripted_server import RecordedRequest, ScriptedReply
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.telegram.frontdesk_process import FrontdeskProcess
 
 CHATS = (5101, 5102, 5103)
 
 
-class HeldModel(FakeOpenAIServer):
-    """Answers ``reply_text`` at once, or holds every call open while ``hold`` is set."""
+class SlowModel(FakeOpenAIServer):
+    """Answers every call with ``reply_text`` after ``stall_s`` seconds (read per call)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.hold = threading.Event()
+        self.stall_s = 0.0
         self.reply_text = "All set."
-        self.responder = self._respond
-
-    def _respond(self, request: RecordedRequest) -> ScriptedReply:
-        return text_reply(self.reply_text, stall_s=120.0 if self.hold.is_set() else 0.0)
+        self.responder = lambda request: text_reply(self.reply_text, stall_s=self.stall_s)
 
 
 @pytest.fixture
-def model() -> Iterator[HeldModel]:
-    with HeldModel() as server:
+def model() -> Iterator[SlowModel]:
+    with SlowModel() as server:
         yield server
 
 
@@ -53,11 +48,11 @@ def inbox(home: Path) -> dict[str, str]:
 
 
 def test_updates_fetched_but_not_answered_survive_sigkill(tmp_path: Path,
-                                                          model: HeldModel) -> None:
+                                                          model: SlowModel) -> None:
     with FakeTelegramServer() as telegram:
         bot = FrontdeskProcess(telegram, tmp_path, allowed=CHATS, env=with_model(model))
         bot.start()
-        model.hold.set()
+        model.stall_s = 120.0  # held until the server stops
         for chat in CHATS:
             telegram.push_message(chat, chat, "what should I pack for the trip?")
         # Telegram has forgotten them (the offset moved past them) and the model is working:
@@ -65,7 +60,7 @@ def test_updates_fetched_but_not_answered_survive_sigkill(tmp_path: Path,
         assert not any(telegram.messages_to(chat) for chat in CHATS)
         bot.kill()
 
-        model.hold.clear()
+        model.stall_s = 0.0
         telegram.push_message(CHATS[0], CHATS[0], "/help")  # written while the bot was down
         bot.start()
         for chat in CHATS:
@@ -77,7 +72,20 @@ def test_updates_fetched_but_not_answered_survive_sigkill(tmp_path: Path,
         bot.stop()
 
 
-def test_a_long_reply_arrives_whole_in_numbered_parts(tmp_path: Path, model: HeldModel) -> None:
+def test_typing_shows_while_the_model_works(tmp_path: Path, model: SlowModel) -> None:
+    model.stall_s = 1.0
+    with FakeTelegramServer() as telegram:
+        bot = FrontdeskProcess(telegram, tmp_path, allowed=[5301], env=with_model(model))
+        bot.start()
+        telegram.push_message(5301, 5301, "what should I pack for the trip?")
+        bot.replies(5301, 1)
+        methods = [(c.method, c.params.get("action")) for c in telegram.calls
+                   if c.params.get("chat_id") == 5301]
+        assert methods.index(("sendChatAction", "typing")) < methods.index(("sendMessage", None))
+        bot.stop()
+
+
+def test_a_long_reply_arrives_whole_in_numbered_parts(tmp_path: Path, model: SlowModel) -> None:
     paragraph = "The quick brown fox jumps over the lazy dog & the <cat>. " * 9
     code = "```python\n" + "\n".join(f"print({n})  # line {n}" for n in range(60)) + "\n```"
     model.reply_text = "\n\n".join([paragraph] * 6 + [code] + [paragraph] * 3)
