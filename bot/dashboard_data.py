@@ -17,6 +17,7 @@ from typing import Any
 from bot.dashboard_graph import edges_of, render_svg, taken_edges
 from graphs.durable import load
 from graphs.engine import END, START, Graph
+from graphs.flows_store import flow_view
 from graphs.store import RunInfo, RunStore, WaitInfo
 
 STATUSES = ("waiting", "running", "failed", "completed", "cancelled")
@@ -89,11 +90,14 @@ def run_detail(store: RunStore, graphs: Mapping[str, Graph], run_id: str,
     if run.status == "running":
         bars += in_flight(store, run_id, bars, now)
     graph = graphs.get(run.workflow)
+    if not isinstance(graph, Graph):  # a code workflow (graphs/flows.py) has steps, no edges
+        graph = None
     return {"run": run_row(run, store.costs(run_id), open_wait, now),
             "timeline": timeline(bars, routes, run.started_at),
             "graph_svg": path_svg(graph, bars, routes, run.status) if graph else None,
             "waits": [_wait_view(w) for w in store.waits(None, run_id)],
             "state": dict(load(store, run_id)), "events": events, "now": now,
+            "flow": flow_view(store.conn, run_id),
             "live": run.status in ("running", "waiting")}
 
 

@@ -132,6 +132,16 @@ function steps(data) {
   });
 }
 
+// A code workflow's pipeline as an items × stages matrix (graphs/flows_store.py flow_view).
+function pipelines(flow) {
+  return flow.pipelines.map((pipe) => fd.el("table", { class: "matrix", dataset: { pipeline: pipe.name } },
+    fd.el("caption", {}, `pipeline ${pipe.name}`),
+    fd.el("tr", {}, fd.el("th", {}, "item"), ...pipe.stages.map((stage) => fd.el("th", {}, stage))),
+    ...pipe.items.map((item, row) => fd.el("tr", {},
+      fd.el("th", {}, String(item)),
+      ...pipe.cells[row].map((cell) => fd.el("td", { class: `cell ${cell.status}` }, cell.status))))));
+}
+
 function waitBox(waits) {
   const open = waits.filter((w) => w.status === "open");
   const box = document.getElementById("wait");
@@ -156,7 +166,8 @@ function render(data) {
   const graph = document.getElementById("graph");
   // graph_svg is markup built by the server with every name escaped (bot/dashboard_graph.py)
   if (data.graph_svg) graph.innerHTML = data.graph_svg;
-  else graph.textContent = `The ${run.workflow} workflow is not registered in this process.`;
+  else if (data.flow && data.flow.pipelines.length) graph.replaceChildren(...pipelines(data.flow));
+  else graph.textContent = `The ${run.workflow} workflow has no graph to draw.`;
   document.getElementById("steps").replaceChildren(...steps(data.timeline));
   document.getElementById("state").textContent = JSON.stringify(data.state, null, 2);
   document.getElementById("events-summary").textContent = `Events (${data.events.length})`;

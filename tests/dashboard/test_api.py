@@ -166,3 +166,25 @@ async def test_an_approved_run_shows_the_wait_then_the_resumed_visit(site: Site)
     assert edge_classes(svg, "approval", "save_note") == ["edge route taken"]
     assert edge_classes(svg, "approval", "feedback") == ["edge route"]
     assert '<g class="node idle" data-node="discarded">' in svg
+
+
+async def test_a_code_workflow_run_shows_its_pipeline_as_a_matrix(site: Site) -> None:
+    from graphs.flows import pipeline, workflow
+
+    async def upper(text: str) -> str:
+        return text.upper()
+
+    async def exclaim(text: str) -> str:
+        return text + "!"
+
+    @workflow(name="shout")
+    async def shout(words: list[str]) -> dict[str, Any]:
+        return {"reply": " ".join(await pipeline(words, upper, exclaim, name="loud"))}
+
+    done = await shout.start(site.desk.services.store, {"words": ["hi", "ann"]})
+    assert done["reply"] == "HI! ANN!"
+    detail = await site.get_json(f"/api/runs/{done.run_id}")
+    assert detail["graph_svg"] is None  # no edges to draw: the matrix stands in
+    [pipe] = detail["flow"]["pipelines"]
+    assert (pipe["name"], pipe["stages"]) == ("loud", ["upper", "exclaim"])
+    assert [[cell["status"] for cell in row] for row in pipe["cells"]] == [["done", "done"]] * 2

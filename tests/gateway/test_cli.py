@@ -68,7 +68,7 @@ def test_urgent_message_from_another_user_reaches_the_owner(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     reply, *notices = done.stdout.strip().split("\n[to the owner] ")
     assert "passed your message on to the owner" in reply
-    assert notices == ["Urgent message from console:bob (console):\n"
+    assert notices == ["Urgent message from bob (console:bob) on console:\n"
                        "urgent: the basement is flooding"]
     with sqlite3.connect(tmp_path / "frontdesk.db") as db:
         sent = db.execute("SELECT chat_id FROM outbox WHERE text LIKE '%basement%'"
