@@ -13,7 +13,8 @@ from collections.abc import Iterable
 
 from bot.settings import Settings
 
-QUIET = ("httpx", "httpcore", "telegram.ext", "discord.gateway", "discord.http", "aiohttp.access")
+QUIET = ("httpx", "httpx2", "httpcore", "telegram.ext", "discord.gateway", "discord.http",
+         "aiohttp.access")
 MASK = "[redacted]"
 
 
