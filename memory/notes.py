@@ -7,11 +7,11 @@ scope's rows are never even read, and the final rows are joined back to their ta
 checked against the scope once more.
 
 Search is bounded so it stays fast at a million notes: ranking every row a common word
-matches costs ~100 ms, so only the newest CANDIDATES matches are ranked (FTS5 walks rowids
-newest first and stops there; rarer words rank every match), with BM25 computed in
-memory/rank.py. A query of several words first asks for notes with all of them, and falls
-back to notes with any of them (each word bringing its own newest matches) only when that
-finds fewer than k. See docs/readme/memory-calendar.md for the trade-off.
+matches costs ~100 ms, so only a word's newest CANDIDATES matches are ranked (FTS5 walks
+rowids newest first and stops there; rarer words rank every match), with BM25 computed in
+memory/rank.py. Several words: notes with all of them are looked for among the rarest
+word's newest matches; notes with any of them (each word bringing its own newest matches)
+only fill up to k. See docs/readme/memory-calendar.md for the trade-off.
 """
 
 from __future__ import annotations
