@@ -35,6 +35,9 @@ async def resume(store: RunStore, run_id: str, answer: Any, by: str = "owner",
 
     A wait that was already answered (or expired, or cancelled) is left alone: the result is
     the run as it stands, with ``already_answered`` set. Of two racing answers exactly one wins.
+    While the run is still running (another branch is busy), the answer is recorded and the
+    run as it stands is returned: starting a second runner would run its busy nodes twice.
+    The run picks the answer up once it parks (see ``_continue`` and ``expire_due``).
     """
     if store.run(run_id) is None:
         raise GraphRunError(f"there is no run {run_id!r}")
@@ -46,7 +49,7 @@ async def resume(store: RunStore, run_id: str, answer: Any, by: str = "owner",
             (json.dumps(answer, ensure_ascii=False), by, time.time(), run_id,
              open_waits[0].key)).rowcount
         if claimed:
-            return await _continue(store, run_id, observer)
+            return await _continue(store, run_id, observer, ("waiting",))
     result = load(store, run_id)
     result.already_answered = True
     return result
@@ -69,19 +72,32 @@ async def recover(store: RunStore, observer: Observer | None = None) -> list[Run
 
 async def expire_due(store: RunStore, now: float | None = None,
                      observer: Observer | None = None) -> list[RunResult]:
-    """Close open waits past their expiry; each run then follows its node's ``on_expiry``."""
+    """Close open waits past their expiry; each run then follows its node's ``on_expiry``.
+
+    Also continues waiting runs holding an answer they have not taken up: one given while
+    the run was still running (see ``resume``).
+    """
     now = time.time() if now is None else now
+    results = [await _continue(store, run_id, observer, ("waiting",))
+               for run_id in _unconsumed_answers(store)]
     due = store.conn.execute(
         "SELECT run_id, key FROM run_waits WHERE status = 'open' AND expires_at <= ?"
         " ORDER BY expires_at", (now,)).fetchall()
-    results = []
     for run_id, key in due:
         claimed = store.conn.execute(
             "UPDATE run_waits SET status = 'expired', answered_at = ? WHERE run_id = ?"
             " AND key = ? AND status = 'open'", (now, run_id, key)).rowcount
         if claimed:
-            results.append(await _continue(store, run_id, observer))
+            results.append(await _continue(store, run_id, observer, ("waiting",)))
     return results
+
+
+def _unconsumed_answers(store: RunStore) -> list[str]:
+    """Waiting runs whose last frontier still waits on a wait that has its answer."""
+    candidates = store.conn.execute(
+        "SELECT DISTINCT r.id FROM runs r JOIN run_waits w ON w.run_id = r.id"
+        " WHERE r.status = 'waiting' AND w.status IN ('answered', 'expired')").fetchall()
+    return [run_id for (run_id,) in candidates if _rebuild(store, run_id)[3]["answers"]]
 
 
 def cancel(store: RunStore, run_id: str, by: str | None = None) -> bool:
@@ -155,13 +171,20 @@ def _answer(wait: WaitInfo) -> dict[str, Any]:
     return {"answer": wait.answer, "by": wait.answered_by}
 
 
-async def _continue(store: RunStore, run_id: str, observer: Observer | None) -> RunResult:
-    """Mark the run running again and pick it up from its frontier."""
+async def _continue(store: RunStore, run_id: str, observer: Observer | None,
+                    from_status: tuple[str, ...] = ("running", "waiting")) -> RunResult:
+    """Mark the run running again and pick it up from its frontier.
+
+    Recovery continues ``running`` runs (their runner died); answers and expiries continue
+    only ``waiting`` ones, so a live runner is never doubled. Claiming is one UPDATE: of two
+    processes continuing the same run, one does.
+    """
+    marks = ", ".join("?" * len(from_status))
     claimed = store.conn.execute(
-        "UPDATE runs SET status = 'running', updated_at = ? WHERE id = ?"
-        " AND status IN ('running', 'waiting')", (time.time(), run_id)).rowcount
+        f"UPDATE runs SET status = 'running', updated_at = ? WHERE id = ? AND status IN ({marks})",
+        (time.time(), run_id, *from_status)).rowcount
     state, workflow, max_steps, frontier = _rebuild(store, run_id)
-    if not claimed:  # cancelled or ended meanwhile: nothing to continue
+    if not claimed:  # cancelled, ended, or still running: nothing to continue here
         return state
     graph = store.graphs.get(workflow)
     if graph is None:
@@ -176,4 +199,7 @@ async def _continue(store: RunStore, run_id: str, observer: Observer | None) -> 
     run.restore(frontier["ready"], frontier["waiting"], frontier["visits"], frontier["answers"])
     run.emit("graph_start", workflow=workflow, resumed=True)
     run.record()
-    return await run.go()
+    result = await run.go()
+    if result.status == "waiting" and _rebuild(store, run_id)[3]["answers"]:
+        return await _continue(store, run_id, observer, ("waiting",))  # answered meanwhile
+    return result

@@ -285,3 +285,44 @@ def test_runs_list_with_workflow_meta_and_route(tmp_path: Path) -> None:
 
     assert len(asyncio.run(scenario())) == 2
     assert os.path.exists(tmp_path / "l.db")
+
+
+async def test_two_waits_answered_while_the_run_is_still_running(store: RunStore) -> None:
+    gate, calls = asyncio.Event(), Counter[str]()
+
+    async def busy(state: dict[str, Any]) -> dict[str, Any]:
+        calls["busy"] += 1
+        await gate.wait()
+        return {"busy": "done"}
+
+    def join(state: dict[str, Any]) -> dict[str, Any]:
+        calls["join"] += 1
+        return {"joined": [state["a"], state["b"], state["busy"]]}
+
+    graph = Graph("two_questions")
+    graph.add_node(human_node("A?", "a", name="ask_a"))
+    graph.add_node(human_node("B?", "b", name="ask_b"))
+    graph.add_node(Node("busy", busy))
+    graph.add_node(Node("join", join))
+    for name in ("ask_a", "ask_b", "busy"):
+        graph.add_edge(START, name)
+        graph.add_edge(name, "join")
+    store.register(graph)
+    first = asyncio.create_task(run_graph(graph, {}, store=store))
+    deadline = time.monotonic() + 10
+    while len(store.waits()) < 2:  # both questions asked; busy is still at work
+        assert time.monotonic() < deadline and not first.done()
+        await asyncio.sleep(0.001)
+    run_id = store.waits()[0].run_id
+    for answer in ("yes to A", "yes to B"):
+        taken = await asyncio.wait_for(resume(store, run_id, answer, by="owner"), timeout=10)
+        assert taken.status == "running" and not taken.already_answered  # recorded, not rerun
+    assert store.waits() == [] and calls == {"busy": 1}
+    gate.set()
+    parked = await first
+    assert parked.status == "waiting"  # it parked with both answers waiting to be taken up
+    (done,) = await expire_due(store)
+    assert done.status == "completed"
+    assert done["joined"] == ["yes to A", "yes to B", "done"]
+    assert calls == {"busy": 1, "join": 1}
+    assert await expire_due(store) == []  # nothing left to take up
