@@ -77,7 +77,8 @@ class MemoryAdapter:
     def split(self, text: str) -> list[str]:
         return [text]
 
-    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None) -> str:
+    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
+                   key: str | None = None) -> str:
         self.sent.append((chat_id, text))
         return str(len(self.sent))
 

@@ -289,7 +289,8 @@ class Gateway:
                     if part.chat_id != chat:
                         continue
                     buttons = [Button(b["label"], b["token"]) for b in part.buttons or []]
-                    message_id = await adapter.send(part.chat_id, part.text, buttons or None)
+                    message_id = await adapter.send(part.chat_id, part.text, buttons or None,
+                                                key=f"fd{part.id}")
                     self.s.ledger.mark_sent(part.id, message_id)
 
     # -- who is writing ------------------------------------------------------------------

@@ -72,8 +72,13 @@ class Adapter(Protocol):
         """Cut a reply into parts the platform accepts (numbered, code blocks balanced)."""
         ...
 
-    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None) -> str:
-        """Send one part; return the platform's message id. Raise only after retries."""
+    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
+                   key: str | None = None) -> str:
+        """Send one part; return the platform's message id. Raise only after retries.
+
+        ``key`` names the outbox part for good: a platform that can deduplicate a send by a
+        client id (Discord's nonce) uses it, so a part re-sent after a crash shows once.
+        """
         ...
 
     async def owner_chat(self) -> str | None:

@@ -44,7 +44,8 @@ class ConsoleAdapter:
         """A terminal takes any length: one part."""
         return [text]
 
-    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None) -> str:
+    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
+                   key: str | None = None) -> str:
         """Print (or just collect) one reply."""
         shown = render(text, buttons)
         self.sent.append((chat_id, shown))

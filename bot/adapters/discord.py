@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -127,15 +128,21 @@ class DiscordAdapter(discord.Client):
         """At most 2,000 characters a part, numbered, code blocks balanced."""
         return split_reply(text)
 
-    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None) -> str:
-        """Post one part (with the approval buttons, if any); retry what discord.py gave up."""
+    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
+                   key: str | None = None) -> str:
+        """Post one part (with the approval buttons, if any); retry what discord.py gave up.
+
+        The outbox part's ``key`` becomes an enforced nonce, so Discord itself answers a
+        repeat (a retry, or a re-send after a crash) with the message it already made.
+        """
         channel = await self._messageable(chat_id)
         view = approval_view(buttons) if buttons else None
+        nonce: str | int = key[:25] if key else secrets.randbits(64)  # randbits: as discord.py
 
         async def post() -> discord.Message:
             if view is None:
-                return await channel.send(text)
-            return await channel.send(text, view=view)
+                return await channel.send(text, nonce=nonce)
+            return await channel.send(text, view=view, nonce=nonce)
 
         message = await self._with_retries(post)
         return str(message.id)

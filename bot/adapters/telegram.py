@@ -88,8 +88,13 @@ class TelegramAdapter:
         """The reply as Telegram HTML parts of at most 4,096 visible characters, numbered."""
         return [part.html for part in split_reply(text)]
 
-    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None) -> str:
-        """Send one HTML part (as plain text if Telegram refuses its entities)."""
+    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
+                   key: str | None = None) -> str:
+        """Send one HTML part (as plain text if Telegram refuses its entities).
+
+        Telegram has no client id to deduplicate by: ``key`` is unused, and a crash between
+        Telegram's accept and the outbox mark can show that one part twice (documented).
+        """
         markup = buttons_markup(buttons)
         try:
             target = int(chat_id)

@@ -105,6 +105,7 @@ def test_a_2500_character_reply_arrives_in_numbered_parts_through_rate_limits(
                 if c.method == "POST" and c.path == f"/channels/{dm}/messages"]
     assert statuses.count(429) == 2 and statuses.count(200) == 2
     assert fake.rate_limit_violations == []
+    assert len({nonce for channel, nonce in fake.nonces if channel == dm}) == 2  # one per part
 
 
 def test_messages_sent_while_the_bot_was_down_are_answered_once_after_start(

@@ -72,6 +72,18 @@ async def test_channel_send_and_typing_land_in_the_fake(pointed: FakeDiscord) ->
         await client.until(lambda: any(m.author.id == BOT_ID for m in client.messages))
 
 
+async def test_a_send_repeated_with_the_same_nonce_shows_once(pointed: FakeDiscord) -> None:
+    client = RecordingClient()
+    async with running(client):
+        await started(client)
+        dm = await (await client.fetch_user(OWNER_ID)).create_dm()
+        first = await dm.send("part one", nonce="fd42")  # discord.py enforces the nonce
+        again = await dm.send("part one", nonce="fd42")  # a re-send after a crash
+        other = await dm.send("part two", nonce="fd43")
+        assert first.id == again.id != other.id
+        assert [m["content"] for m in pointed.sent_to(dm.id)] == ["part one", "part two"]
+
+
 async def test_without_the_message_content_intent_guild_text_is_blank(
         pointed: FakeDiscord) -> None:
     client = RecordingClient(message_content=False)

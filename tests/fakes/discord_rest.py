@@ -174,6 +174,10 @@ class RestRoutes:
             return json_response(400, p.error(50035 if "2000" in invalid else 50006, invalid))
         fake = self.fake
         with fake._lock:
+            nonce = str(body["nonce"]) if body.get("enforce_nonce") and "nonce" in body else None
+            if nonce is not None and (channel_id, nonce) in fake.nonces:
+                # Discord answers a repeated enforced nonce with the message it already made
+                return json_response(200, fake.nonces[(channel_id, nonce)])
             reference = body.get("message_reference") or {}
             replied = fake.find_message(reference["message_id"]) if reference else None
             message = p.message(fake.ids.next(), channel_id, fake.bot_user,
@@ -184,6 +188,8 @@ class RestRoutes:
                                 reply_to=replied, components=body.get("components"))
             fake.history_by_channel[channel_id].append(message)
             fake.sent.setdefault(channel_id, []).append(message)
+            if nonce is not None:
+                fake.nonces[(channel_id, nonce)] = message
         fake.dispatch("MESSAGE_CREATE", message)  # Discord echoes the bot's own messages
         return json_response(200, message)
 

@@ -57,6 +57,7 @@ class FakeDiscord:
                                                                      "general")}
         self.history_by_channel: dict[int, list[JSON]] = {CHANNEL_ID: []}
         self.sent: dict[int, list[JSON]] = {}  # the bot's messages per channel, edits applied
+        self.nonces: dict[tuple[int, str], JSON] = {}  # enforced nonces already used
         self.calls: list[Call] = []
         self.interactions: dict[int, JSON] = {}
         self.interaction_responses: list[JSON] = []  # {"interaction_id", "type", "data"}

@@ -45,7 +45,8 @@ class RecordingAdapter:
         """Telegram's limit, roughly: long replies become several parts."""
         return [text[i:i + 4000] for i in range(0, len(text), 4000)] or [""]
 
-    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None) -> str:
+    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
+                   key: str | None = None) -> str:
         """Record one part."""
         self.sent.append((chat_id, text))
         self.changed.set()
