@@ -1,12 +1,13 @@
-"""The graph engine: async and sync node functions over one shared state dict (design §2).
+"""The graph engine: how a graph runs, async and sync node functions over one state dict.
 
-The run loop: START's edges trigger nodes. A triggered node is ready once no running, waiting
-or triggered node can still reach it (the join rule; router edges that close a cycle don't
-count). Ready nodes run at once (a lone one is awaited inline, without a task); each returns
-the keys it merges, and nodes whose runs overlapped may not write the same key. A finished
-node triggers its edges and its router's pick, or on failure its ``on_error`` node. The run
-ends when nothing runs and nothing is ready. An observer sees every event; a store records
-each node boundary so that the run can be continued. Imports nothing of ours.
+The run loop (design §2): START's edges trigger nodes. A triggered node is ready once no
+running, waiting or triggered node can still reach it (the join rule; router edges that close
+a cycle don't count). Ready nodes run at once (a lone one is awaited inline, without a task);
+each returns the keys it merges, and nodes whose runs overlapped may not write the same key. A
+finished node triggers its edges and its router's pick, or on failure its ``on_error`` node.
+The run ends when nothing runs and nothing is ready. An observer sees every event; a store
+records each node boundary so that the run can be continued. What a graph is, and its build
+checks, is ``graphs.graph``; nothing else of ours is imported.
 """
 
 from __future__ import annotations
@@ -17,164 +18,34 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
-START, END = "__start__", "__end__"
-GraphState = dict[str, Any]
-NodeFn = Callable[[GraphState], "GraphState | Awaitable[GraphState | None] | None"]
-RouteFn = Callable[[GraphState], str]
-Observer = Callable[[dict[str, Any]], None]
-Route = tuple[str, str | None]  # (target, label); the label is None for a plain edge
+from graphs.graph import (
+    END,
+    START,
+    Graph,
+    GraphBuildError,
+    GraphRunError,
+    GraphState,
+    Node,
+    NodeFn,
+    Observer,
+    RetryPolicy,
+    Route,
+    RouteFn,
+    RunResult,
+    RunStore,
+    Suspend,
+    is_transient,
+)
+
+__all__ = ["END", "START", "Graph", "GraphBuildError", "GraphRunError", "GraphState", "Node",
+           "NodeFn", "Observer", "RetryPolicy", "RouteFn", "RunResult", "RunStore", "Suspend",
+           "is_transient", "node_observer", "resume", "resume_value", "run_graph"]
+
 log = logging.getLogger(__name__)
 _NO_ANSWER: Any = object()
-
-
-class GraphBuildError(ValueError):
-    """The graph is wrong (unknown node, edge out of END, plain cycle...); names the nodes."""
-
-
-class GraphRunError(RuntimeError):
-    """A run broke a rule (state collision, a limit, non-JSON value); names node and key."""
-
-
-class Suspend(Exception):  # a signal, not an error: the run parks until an answer arrives
-    """Raised by a node (see ``graphs.nodes.human_node``) to wait for an answer."""
-
-    def __init__(self, **wait: Any) -> None:
-        super().__init__("waiting for an answer")
-        self.wait = wait
-
-
-@dataclass
-class RetryPolicy:
-    """Retry transient failures; before attempt n+1 wait ``delay * backoff**(n-1)`` (capped)."""
-
-    max_attempts: int = 3
-    delay: float = 0.2
-    backoff: float = 2.0
-    max_delay: float = 10.0
-    retry_on: Callable[[BaseException], bool] | None = None  # default: is_transient
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Time-outs, connection errors, 408/409/429 and 5xx; duck-typed, so no SDK is imported."""
-    names = ("TimeoutError", "ConnectionError", "TimeoutException", "ConnectError")
-    if any(cls.__name__.endswith(names) for cls in type(exc).__mro__):
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
-
-
-@dataclass
-class Node:
-    """One step: ``fn(state)`` returns the keys to merge (a sync ``fn`` runs in a thread)."""
-
-    name: str
-    fn: NodeFn
-    max_visits: int = 1
-    on_error: str | None = None
-    timeout: float | None = None
-    retry: RetryPolicy | None = None
-    is_async: bool = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        call = getattr(self.fn, "__call__", None)  # noqa: B004 - async callable objects too
-        self.is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(call)
-
-
-class RunStore(Protocol):
-    """What the engine needs from a durable store (``graphs.store.RunStore``)."""
-
-    def begin(self, run_id: str, graph: Graph, state: RunResult, max_steps: int) -> None: ...
-    def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None,
-               frontier: dict[str, Any] | None) -> None: ...
-    async def resume(self, run_id: str, answer: Any, by: str) -> RunResult: ...
-
-
-class RunResult(dict[str, Any]):
-    """The final state, plus ``run_id``, ``status``, open ``waits`` and the caller's ``meta``."""
-
-    run_id: str | None = None
-    status = "completed"  # running | waiting | completed | failed | cancelled
-    already_answered = False  # set by resume when the wait had its answer already
-
-    def __init__(self, state: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> None:
-        super().__init__(state)
-        self.meta = dict(meta or {})
-        self.waits: list[dict[str, Any]] = []
-
-
-class Graph:
-    """Nodes, plain edges and routers; checked and analysed once, before the first run."""
-
-    def __init__(self, name: str = "graph") -> None:
-        self.name = name
-        self.nodes: dict[str, Node] = {}
-        self.edges: dict[str, list[str]] = {}
-        self.routers: dict[str, tuple[RouteFn, dict[str, str]]] = {}
-        self.reach: dict[str, set[str]] = {}  # node -> what it reaches (empty: not analysed)
-
-    def add_node(self, node: Node) -> None:
-        if node.name in self.nodes or node.name in (START, END):
-            raise GraphBuildError(f"node name {node.name!r} is already taken")
-        self.nodes[node.name] = node
-        self.reach = {}
-
-    def add_edge(self, src: str, dst: str) -> None:
-        self.edges.setdefault(src, []).append(dst)
-        self.reach = {}
-
-    def add_router(self, src: str, route: RouteFn, targets: Mapping[str, str]) -> None:
-        if src in self.routers:
-            raise GraphBuildError(f"node {src!r} already has a router")
-        self.routers[src] = (route, dict(targets))
-        self.reach = {}
-
-    def compiled(self) -> Graph:
-        """Check the graph (a GraphBuildError names the nodes); work out what runs read."""
-        if self.reach:
-            return self
-        known = {START, *self.nodes}
-        # Router targets and on_error: the edges that a run takes only sometimes.
-        sometimes = {n: [*self.routers[n][1].values()] if n in self.routers else [] for n in known}
-        for node in self.nodes.values():
-            sometimes[node.name] += [node.on_error] if node.on_error else []
-        for src in [*self.edges, *self.routers]:
-            if src not in known:
-                why = "END has no way out" if src == END else f"{src!r} is not a node"
-                raise GraphBuildError(f"edge out of {src!r}: {why}")
-        for src in known:
-            for dst in [*self.edges.get(src, []), *sometimes[src]]:
-                if dst != END and dst not in self.nodes:
-                    raise GraphBuildError(f"edge {src!r} -> {dst!r}: {dst!r} is not a node")
-        edges = {n: [d for d in [*self.edges.get(n, []), *sometimes[n]] if d != END] for n in known}
-        if unreachable := sorted(set(self.nodes) - _reach(START, edges)):
-            raise GraphBuildError(f"START cannot reach node(s) {', '.join(unreachable)}")
-        # An edge taken sometimes whose target leads back to its source closes a cycle. Left
-        # out, what remains must be acyclic: then some pending node can always run.
-        back = {(n, d) for n in known for d in sometimes[n] if n in _reach(d, edges)}
-        forward = {n: [d for d in edges[n] if (n, d) not in back] for n in known}
-        reach = {n: _reach(n, forward) for n in known}
-        if cyclic := [n for n in self.nodes if n in reach[n]]:
-            raise GraphBuildError(f"cycle of plain edges through {cyclic[0]!r}: a cycle needs "
-                                  "a router edge to leave it")
-        # The join rule: a triggered node waits while a node that reaches it is active.
-        self.ancestors = {x: frozenset(n for n in self.nodes if x in reach[n]) for x in self.nodes}
-        self.plain: dict[str, list[Route]] = {n: [(d, None) for d in self.edges.get(n, [])]
-                                              for n in known}
-        self.reach = reach
-        return self
-
-
-def _reach(src: str, edges: dict[str, list[str]]) -> set[str]:
-    seen, todo = set[str](), list(edges.get(src, []))
-    while todo:
-        if (name := todo.pop()) not in seen:
-            seen.add(name)
-            todo += edges.get(name, [])
-    return seen
 
 
 _node_ctx: contextvars.ContextVar[tuple[_Run, str, Any]] = contextvars.ContextVar("graph_node")
