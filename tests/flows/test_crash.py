@@ -2,46 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import signal
 import subprocess
-import sys
-import time
-from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from graphs.flows import flow_view
 from graphs.store import RunStore
+from tests.crashing import finish, kill_when_ready, ran, start_worker
 
 WORKER = Path(__file__).with_name("flow_worker.py")
 
 
 def worker(tmp_path: Path, mode: str, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, str(WORKER), str(tmp_path / "f.db"), str(tmp_path),
-                             mode, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-
-
-def finish(proc: subprocess.Popen[str]) -> Any:
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    return json.loads(out)
-
-
-def kill_when_ready(tmp_path: Path, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
-    while not (tmp_path / "ready").exists():  # poll with a deadline for the worker's signal
-        assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() < deadline, "the worker never reached its crash point"
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
-    (tmp_path / "ready").unlink()
-
-
-def ran(tmp_path: Path) -> Counter[str]:
-    return Counter((tmp_path / "ran.log").read_text().split())
+    return start_worker(WORKER, tmp_path, mode, *extra)
 
 
 def matrix(tmp_path: Path) -> list[list[str]]:
