@@ -100,8 +100,10 @@ def check_calendar(deps: TriageDeps) -> Callable[[GraphState], dict[str, Any]]:
     return node
 
 
-def gather(state: GraphState) -> dict[str, Any]:
-    """Both branches are in: pick the route from the intent, the urgency and who wrote."""
+async def gather(state: GraphState) -> dict[str, Any]:
+    """Both branches are in: pick the route from the intent, the urgency and who wrote.
+
+    (``async`` only so that it runs inline: a plain function would cost a thread hop.)"""
     route = choose_route(state["intent"], state["urgency"], bool(state["sender"]["is_owner"]))
     return {"route": route}
 
