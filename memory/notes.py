@@ -11,7 +11,7 @@ matches costs ~100 ms, so only a word's newest CANDIDATES matches are ranked (FT
 rowids newest first and stops there; rarer words rank every match), with BM25 computed in
 memory/rank.py. Several words: notes with all of them are looked for among the rarest
 word's newest matches; notes with any of them (each word bringing its own newest matches)
-only fill up to k. See docs/readme/memory-calendar.md for the trade-off.
+only fill up to k. README.md ("How search stays fast at a million notes") has the trade-off.
 """
 
 from __future__ import annotations

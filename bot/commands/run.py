@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import importlib
 import logging
 import sys
@@ -67,17 +66,27 @@ async def serve(settings: Settings) -> int:
     background = [asyncio.create_task(expire_forever(gateway))]
     if settings.brief_at:
         background.append(asyncio.create_task(brief_daily(gateway)))
-    tasks = [asyncio.ensure_future(job) for job in jobs]
+    tasks = [asyncio.ensure_future(_stop_reason(job)) for job in jobs]
     try:  # the first job to end (the console at EOF, an adapter that fails) ends the process
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            task.result()
     finally:
         for task in [*tasks, *background]:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    return 0
+        await asyncio.gather(*tasks, *background, return_exceptions=True)
+    reasons = [reason for task in done if (reason := task.result())]
+    for reason in reasons:
+        print(reason, file=sys.stderr)
+    return 1 if reasons else 0
+
+
+async def _stop_reason(job: Awaitable[None]) -> str | None:
+    """Run an adapter; its one-sentence reason to stop (SystemExit), caught inside the task:
+    a SystemExit escaping a task would reach the event loop as a stack trace."""
+    try:
+        await job
+    except SystemExit as stop:
+        return str(stop.code or "stopped")
+    return None
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
