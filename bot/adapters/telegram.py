@@ -29,7 +29,14 @@ from telegram import (
     User,
 )
 from telegram.constants import ChatAction, ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import (
+    BadRequest,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBUserWarning
 
@@ -209,6 +216,24 @@ async def register_commands(bot: Bot) -> None:
         log.warning("could not register the command menu: %s", error)
 
 
+async def signed_in(settings: Settings, max_delay: float = 60.0) -> Bot:
+    """A bot that passed getMe: a refused token stops with one sentence; an unreachable
+    Telegram (the network still coming up) is tried again, with backoff, until it answers."""
+    delay = min(1.0, max_delay)
+    while True:
+        bot = make_bot(settings)
+        try:
+            await bot.initialize()
+            return bot
+        except InvalidToken:
+            raise SystemExit("frontdesk: Telegram refused TELEGRAM_BOT_TOKEN. Copy the token "
+                             "again from @BotFather into .env.") from None
+        except NetworkError as exc:  # TimedOut included
+            log.warning("Telegram is unreachable (%s); trying again in %.0f s", exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, max_delay)
+
+
 async def run_telegram(gateway: Gateway, settings: Settings,
                        environ: Mapping[str, str] | None = None) -> None:
     """Serve Telegram until cancelled: polling, or a webhook when one is configured."""
@@ -219,7 +244,7 @@ async def run_telegram(gateway: Gateway, settings: Settings,
     warnings.filterwarnings("ignore", message="Please use 'Bot.getUpdates'",
                             category=PTBUserWarning)
     webhook = WebhookConfig.from_env(os.environ if environ is None else environ)
-    async with make_bot(settings) as bot:  # initialize() checks the token with getMe
+    async with await signed_in(settings) as bot:
         me: User = bot.bot
         log.info("Telegram: signed in as @%s", me.username)
         adapter = TelegramAdapter(bot, gateway, settings.telegram_owner_id)
