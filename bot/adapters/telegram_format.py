@@ -1,12 +1,10 @@
 """Render the model's Markdown as Telegram HTML and cut it into parts Telegram accepts.
 
-Pure functions, no chat library: ``split_reply(markdown)`` gives the parts of one reply, each
-with its HTML (for ``parse_mode="HTML"``) and the same visible text as plain text (the
-fallback when Telegram refuses the entities). A part's length is counted the way Telegram
-counts it: the text after entity parsing, in UTF-16 code units, at most 4,096. Cuts fall on
-paragraph, then line, then word boundaries where possible; a tag open at a cut (a code block,
-bold text) is closed at the end of the part and reopened at the start of the next one; parts
-are numbered "(1/3)" when there is more than one.
+Pure functions: ``split_reply(markdown)`` gives a reply's parts, each as HTML (for
+``parse_mode="HTML"``) and as plain text (the fallback when Telegram refuses the entities).
+Length is counted as Telegram does: text after entity parsing, in UTF-16 units, ≤ 4,096. Cuts
+fall on paragraph, line, then word boundaries; a tag open at a cut (a code block, bold text)
+is closed at the end of the part and reopened in the next; parts are numbered "(1/3)".
 """
 
 from __future__ import annotations
