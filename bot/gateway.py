@@ -164,7 +164,7 @@ class Gateway:
             self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id_for(msg))
             return await self.brief(msg.platform, msg.chat_id, run_id_for(msg))
         text = await self.commands.handle(command, self._scope(msg, is_owner),
-                                          lambda: self._cancel(msg))
+                                          lambda: self._cancel(msg, is_owner))
         return Reply(text or "", "command")
 
     async def _draft(self, msg: IncomingMessage, brief: str) -> Reply:
@@ -187,12 +187,14 @@ class Gateway:
     async def scheduled_brief(self, day: str) -> None:
         """FRONTDESK_BRIEF_AT's briefing of ``day``, in the owner's chat (once per day)."""
         platform = self.s.notifier.targets("")[0]
-        chat = await self.s.notifier._owner_chat(platform)
+        chat = await self.s.notifier.owner_chat(platform)
         async with self._chat_locks.setdefault((platform, chat), asyncio.Lock()):
             reply = await self.brief(platform, chat, f"brief-{day}")
             await self.deliver(platform, chat, f"brief-{day}", reply.text, reply.buttons)
 
-    async def _cancel(self, msg: IncomingMessage) -> str:
+    async def _cancel(self, msg: IncomingMessage, is_owner: bool) -> str:
+        if not is_owner:  # the waiting runs are the owner's (a group chat has guests too)
+            return NOT_OWNER
         waiting = self.s.waits.for_chat(msg.platform, msg.chat_id)
         if waiting is None:
             return "Nothing is waiting in this chat."

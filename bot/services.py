@@ -107,11 +107,11 @@ class OwnerNotifier:
         key = "notice:" + hashlib.sha256(
             f"{caller.scope}|{caller.chat_id}|{reference}|{text}".encode()).hexdigest()[:24]
         for platform in self.targets(caller.platform):
-            chat = await self._owner_chat(platform)
+            chat = await self.owner_chat(platform)
             await self.gateway.deliver(platform, chat, key, notice)
         return "I've passed your message on to the owner right away; they'll get back to you."
 
-    async def _owner_chat(self, platform: str) -> str:
+    async def owner_chat(self, platform: str) -> str:
         assert self.gateway is not None
         adapter = self.gateway.adapters.get(platform)
         if adapter is not None and (chat := await adapter.owner_chat()):

@@ -184,3 +184,15 @@ async def test_an_unanswered_approval_expires_and_says_so(desk: Desk) -> None:
     assert desk.console.sent[-1][1].startswith("The draft expired")
     late = await desk.gateway.press("console", "owner", asked.buttons[0].token)
     assert not late.accepted and "expired" in late.alert
+
+
+async def test_only_the_owner_can_cancel_a_waiting_draft(desk: Desk) -> None:
+    script_round(desk, "Dear Ann", GOOD, GOOD)
+    asked = await desk.say(BRIEF)
+    refused = await desk.say("/cancel", user="bob")
+    assert "Only the owner" in refused.text
+    assert desk.gateway.s.store.waits("open", asked.run_id)  # still waiting
+    done = await desk.say("/cancel")
+    assert done.text == "Cancelled the waiting run."
+    run = desk.gateway.s.store.run(asked.run_id or "")
+    assert run is not None and run.status == "cancelled"
