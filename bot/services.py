@@ -166,7 +166,6 @@ class Services:
     content: Graph = field(init=False)
     brief: Workflow = field(init=False)
     waits: Waits = field(init=False)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.triage = triage.build(triage.TriageDeps(
