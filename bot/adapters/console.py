@@ -66,11 +66,12 @@ def console_message(text: str, user: str | None = None) -> IncomingMessage:
     return IncomingMessage("console", f"guest:{user}", uuid.uuid4().hex, user, text, user)
 
 
-def status_line(reply: Reply) -> str:
-    """The unobtrusive line under each answer: route, model calls, cost."""
+def status_line(reply: Reply, dim: bool = True) -> str:
+    """The unobtrusive line under each answer: route, model calls, cost (dim on a terminal)."""
     calls = reply.model_calls
-    return (f"{DIM}  · {reply.route} · small {calls.get('small', 0)} · big "
-            f"{calls.get('big', 0)} · ${reply.cost_usd:.4f}{RESET}")
+    line = (f"  · {reply.route} · small {calls.get('small', 0)} · big {calls.get('big', 0)}"
+            f" · ${reply.cost_usd:.4f}")
+    return f"{DIM}{line}{RESET}" if dim else line
 
 
 async def run_console(gateway: Gateway, stdin: TextIO | None = None,
@@ -94,4 +95,4 @@ async def run_console(gateway: Gateway, stdin: TextIO | None = None,
             return
         reply = await gateway.handle(console_message(text))
         if reply is not None:
-            print(status_line(reply), file=sink, flush=True)
+            print(status_line(reply, dim=sink.isatty()), file=sink, flush=True)

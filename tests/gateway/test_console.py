@@ -18,12 +18,23 @@ async def test_console_answers_each_line_with_route_and_cost_until_exit(
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("Frontdesk console")
     assert "> quick: hi there!" in lines
-    status = [line for line in lines if line.startswith(ANSI_DIM)]
+    status = [line for line in lines if line.startswith("  · ")]
     assert len(status) == 2  # the empty line is skipped; "exit" ends the chat
+    assert ANSI_DIM not in out.getvalue()  # not a terminal: no escape codes
     assert "quick_reply · small 2 · big 0 · $0.0000" in status[0]
     assert "command · small 0 · big 0" in status[1]
     assert not any("never read" in call.messages[-1].content for call in harness.small.history)
     assert harness.services.memory.history("console:chat:console")[0] == ("user", "hi there!")
+
+
+async def test_on_a_terminal_the_status_line_is_dim(harness: Harness) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Terminal()
+    await run_console(harness.gateway, io.StringIO("hi there!\n"), out)
+    assert f"{ANSI_DIM}  · quick_reply" in out.getvalue()
 
 
 async def test_console_ends_at_end_of_input(harness: Harness) -> None:
