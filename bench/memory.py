@@ -3,6 +3,7 @@
 Usage:
     .venv/bin/python bench/memory.py            # 1,000,000 notes (a few minutes)
     .venv/bin/python bench/memory.py --notes 100000
+    .venv/bin/python bench/memory.py --keep /tmp/memory-1m.db   # build once, reuse after
 
 Notes are 4-12 words drawn from a 20,000-word vocabulary with a Zipf distribution (a few
 words are in a large share of notes, as in real text); queries are 1-3 words drawn the same
@@ -82,36 +83,45 @@ def main() -> int:
     parser.add_argument("--notes", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=2_000)
     parser.add_argument("--reference-queries", type=int, default=300)
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="database file to build once and reuse on later runs "
+                             "(searching only; built with --notes if it does not exist)")
     args = parser.parse_args()
     rng = random.Random(7)
     words = make_words(rng)
     weights = zipf_weights(len(words))
+    query_rng = random.Random(11)  # apart from the notes' rng, so a reused database
+    # gets the same queries as a fresh one
 
     def sentence() -> str:
         return " ".join(rng.choices(words, cum_weights=weights, k=rng.randint(4, 12)))
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "frontdesk.db"
+        path = args.keep if args.keep is not None else Path(tmp) / "frontdesk.db"
+        reused = path.exists()
         conn = connect(path)
         memory = Memory(conn)
-        start = time.perf_counter()
-        loaded = 0
-        while loaded < args.notes:
-            size = min(BATCH, args.notes - loaded)
-            others = size // 100
-            memory.add_many("owner", [sentence() for _ in range(size - others)])
-            for i in range(others):
-                memory.add(OTHER_PEOPLE[i % len(OTHER_PEOPLE)], sentence())
-            loaded += size
-        bulk_seconds = time.perf_counter() - start
-        single_start = time.perf_counter()
-        for _ in range(1_000):
-            memory.add("owner", sentence())
-        single_rate = 1_000 / (time.perf_counter() - single_start)
+        bulk_seconds = single_rate = 0.0
+        if not reused:
+            start = time.perf_counter()
+            loaded = 0
+            while loaded < args.notes:
+                size = min(BATCH, args.notes - loaded)
+                others = size // 100
+                memory.add_many("owner", [sentence() for _ in range(size - others)])
+                for i in range(others):
+                    memory.add(OTHER_PEOPLE[i % len(OTHER_PEOPLE)], sentence())
+                loaded += size
+            bulk_seconds = time.perf_counter() - start
+            single_start = time.perf_counter()
+            for _ in range(1_000):
+                memory.add("owner", sentence())
+            single_rate = 1_000 / (time.perf_counter() - single_start)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         size_mb = path.stat().st_size / 1e6
 
-        queries = [" ".join(rng.choices(words, cum_weights=weights, k=rng.randint(1, 3)))
+        queries = [" ".join(query_rng.choices(words, cum_weights=weights,
+                                              k=query_rng.randint(1, 3)))
                    for _ in range(args.queries)]
         common = [words[0]] * 50 + [f"{words[0]} {words[1]}"] * 50 + \
                  [f"{words[0]} {words[1]} {words[2]}"] * 50
@@ -131,9 +141,12 @@ def main() -> int:
         reference = timed(plain, queries[: args.reference_queries])
         conn.close()
 
-    print(f"notes: {args.notes:,} ({args.notes // 100:,} of them in 10 other scopes)")
-    print(f"insert: {args.notes / bulk_seconds:,.0f} notes/s in batches of {BATCH:,}; "
-          f"{single_rate:,.0f} notes/s one add() per transaction")
+    if reused:
+        print(f"reused database {path} (insert rate not measured)")
+    else:
+        print(f"notes: {args.notes:,} ({args.notes // 100:,} of them in 10 other scopes)")
+        print(f"insert: {args.notes / bulk_seconds:,.0f} notes/s in batches of {BATCH:,}; "
+              f"{single_rate:,.0f} notes/s one add() per transaction")
     print(f"database size: {size_mb:,.0f} MB ({size_mb * 1e6 / args.notes:,.0f} B/note)")
     print(f"Memory.optimize(): {optimize_seconds:.1f} s")
     for label, samples in [("Memory.search, owner, 1-3 word queries, before optimize()",

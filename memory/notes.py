@@ -20,17 +20,25 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
 
 from memory.db import Migration, migrate
-from memory.query import clean_text, query_terms
-from memory.rank import Scorer, average_length, idf, phrase_tokens, read_varint, snippet
+from memory.query import all_of, clean_text, query_terms
+from memory.rank import K1, B, Scorer, average_length, idf, phrase_tokens, read_varint, snippet
 
 STRIDE = 1_000_000_000
 MAX_NOTE_CHARS = 10_000
 CANDIDATES = 500
 SAMPLE = 500
+# FTS5's AND walks every match of each word in the rowid range (~50 ns each, newest first):
+# a word with more than WALK matches there is left out of it and checked in Python instead,
+# as long as at least DENSE of the notes hold all the words left out (so that most notes the
+# AND returns pass the check)
+WALK = 40_000
+DENSE = 0.1
+CACHE_TERMS = 4096
+SHORTLIST = 10  # any-word candidates read and scored exactly, per result wanted
 
 MIGRATIONS: list[Migration] = [
     ("memory_001_scopes", """
@@ -120,6 +128,13 @@ class Memory:
         self.conn = conn
         self._lock = threading.Lock()  # one transaction at a time on this connection
         migrate(conn, MIGRATIONS)
+        # how many rows each (index, scope, phrase) matches: sampling a word costs a query,
+        # and the same words come back query after query. Any write empties it (ours are
+        # counted in _writes; another connection's show in PRAGMA data_version).
+        self._matching: dict[tuple[str, int, str], float] = {}
+        self._oldest: dict[tuple[str, int, str], int] = {}  # of the newest SAMPLE matches
+        self._matching_stamp: tuple[int, int] = (-1, -1)
+        self._writes = 0
 
     # -- notes ---------------------------------------------------------------------------
 
@@ -140,6 +155,7 @@ class Memory:
                     "INSERT INTO memory_notes (id, scope, text, created_at) VALUES (?, ?, ?, ?)",
                     [(note_id, scope, text, now) for note_id, text in zip(ids, cleaned,
                                                                            strict=True)])
+                self._writes += 1
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
@@ -153,6 +169,7 @@ class Memory:
     def forget(self, scope: str, note_id: int) -> bool:
         """Delete one of ``scope``'s notes; False if it does not exist or is not theirs."""
         with self._lock:
+            self._writes += 1
             cursor = self.conn.execute("DELETE FROM memory_notes WHERE id = ? AND scope = ?",
                                        (note_id, scope))
         return cursor.rowcount > 0
@@ -176,6 +193,7 @@ class Memory:
         the slowest searches about in half at a million notes.
         """
         with self._lock:
+            self._writes += 1
             for table in (NOTES, HISTORY):
                 self.conn.execute(f"INSERT INTO {table.fts} ({table.fts}) VALUES ('optimize')")
 
@@ -190,6 +208,7 @@ class Memory:
                 self.conn.execute(
                     "INSERT INTO memory_history (id, chat, role, text, created_at) "
                     "VALUES (?, ?, ?, ?, ?)", (line_id, chat, role, clean_text(text), time.time()))
+                self._writes += 1
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
@@ -241,86 +260,118 @@ class Memory:
             return []
         low = row[0] * STRIDE
         span = _Span(low=low, high=low + STRIDE - 1, issued=row[1])
-        idfs: dict[str, float] = {}
-        fetched: dict[str, list[Any]] = {}
         with self._lock:  # one consistent snapshot for the few queries below
             self.conn.execute("BEGIN")
             try:
+                matching = self._matching_counts(table, span, terms)
                 if len(terms) == 1:
-                    hits = self._ranked(table, scope, terms, terms, span, k, idfs, fetched)
+                    hits = self._ranked(table, scope, terms, terms, span, k, matching)
                 else:
-                    # notes with all the words are found among the newest matches of the
-                    # rarest one: FTS5's own AND walks every common word's whole list
-                    for term in terms:
-                        self._sample(table, term, span, idfs)
-                    rarest = max(terms, key=lambda term: idfs[term])
-                    hits = self._ranked(table, scope, terms, [rarest], span, k, idfs,
-                                        fetched, require_all=True)
+                    # notes with all the words, among the newest CANDIDATES matches of the
+                    # rarest: FTS5's AND finds them within that window, but the commonest
+                    # words are checked on the notes it returns (see WALK)
+                    rarest = min(terms, key=lambda term: matching[term])
+                    window = replace(span, low=self._oldest[(table.fts, span.low, rarest)])
+                    share = (span.low + span.issued - window.low) / max(span.issued, 1)
+                    walked = _walked(terms, rarest, matching, share, span.issued)
+                    hits = self._ranked(table, scope, terms, [all_of(walked)], window, k,
+                                        matching, require_all=len(walked) < len(terms))
                 if len(hits) < k and len(terms) > 1:
                     seen = {hit.id for hit in hits}
                     # each word brings its own newest matches, so a rare word is not crowded
                     # out of the candidates by a common one
-                    more = self._ranked(table, scope, terms, terms, span, k + len(hits), idfs,
-                                        fetched)
-                    hits += [hit for hit in more if hit.id not in seen][: k - len(hits)]
+                    hits += self._ranked(table, scope, terms, terms, span, k - len(hits),
+                                         matching, seen)
             finally:
                 self.conn.execute("COMMIT")
         return hits
 
     def _ranked(self, table: _Table, scope: str, terms: list[str], expressions: list[str],
-                span: _Span, k: int, idfs: dict[str, float],
-                fetched: dict[str, list[Any]], require_all: bool = False) -> list[Hit]:
-        """Top ``k`` by BM25 among the newest CANDIDATES notes matching the expressions
-        (and holding every phrase of ``terms`` if ``require_all``)."""
+                span: _Span, k: int, matching: dict[str, float],
+                seen: AbstractSet[int] = frozenset(), require_all: bool = False) -> list[Hit]:
+        """Top ``k`` by BM25 among the newest CANDIDATES notes matching the expressions (each
+        bringing its share), leaving out ``seen``; with ``require_all``, only notes holding
+        every phrase of ``terms``. The candidates are first ranked from their ids and lengths
+        alone, as if each word occurred once in them, then read and scored exactly best first,
+        SHORTLIST * k of them and then ever more at a time until ``k`` qualify."""
         per_expression = max(CANDIDATES // len(expressions), 1)
-        candidates: dict[int, tuple[int, str, float, bytes]] = {}
+        weights = {phrase_tokens(term): idf(span.issued, matching[term]) for term in terms}
+        average = max(self._average_length(table), 1e-9)
         phrases = [phrase_tokens(term) for term in terms]
-        # which phrases each candidate surely holds lets the scorer skip most token scans
         present: dict[int, set[tuple[str, ...]]] = {}
+        sizes: dict[int, int] = {}
         for expression in expressions:
-            holds = {phrase_tokens(expression)}
-            if expression not in fetched or len(fetched[expression]) < per_expression:
-                fetched[expression] = self.conn.execute(
-                    f"SELECT t.id, t.text, t.created_at, d.sz FROM {table.fts} "
-                    f"CROSS JOIN {table.rows} t ON t.id = {table.fts}.rowid "
-                    f"CROSS JOIN {table.fts}_docsize d ON d.id = t.id "
+            holds = {phrase_tokens(term) for term in query_terms(expression)}
+            for note_id, size in self.conn.execute(
+                    f"SELECT {table.fts}.rowid, d.sz FROM {table.fts} "
+                    f"CROSS JOIN {table.fts}_docsize d ON d.id = {table.fts}.rowid "
                     f"WHERE {table.fts} MATCH ? AND {table.fts}.rowid BETWEEN ? AND ? "
-                    f"AND t.{table.owner_column} = ? ORDER BY {table.fts}.rowid DESC LIMIT ?",
-                    (expression, span.low, span.high, scope, per_expression)).fetchall()
-            rows = fetched[expression][:per_expression]  # the all-words pass fetched more
-            if expression in terms and rows:  # one word's own matches: its df comes free
-                matching = _estimate(len(rows), per_expression, span, rows[-1][0])
-                idfs[expression] = idf(span.issued, matching)
-            for row in rows:
-                candidates[row[0]] = row
-                present.setdefault(row[0], set()).update(holds)
-        if not candidates:
-            return []
-        for term in terms:
-            if term not in idfs:
-                self._sample(table, term, span, idfs)
-        record = self.conn.execute(f"SELECT block FROM {table.fts}_data WHERE id = 1").fetchone()
-        scorer = Scorer(phrases, [idfs[term] for term in terms],
-                        average_length(record[0] if record else None))
-        rows = [row for row in candidates.values()
-                if not require_all or scorer.holds_all(row[1])]
-        # FTS5's own token count per row (its _docsize table) spares tokenizing every candidate
-        scored = sorted(((scorer.score(text, read_varint(size, 0)[0], present[note_id]),
-                          note_id, text, created)
-                         for note_id, text, created, size in rows),
-                        key=lambda r: (-r[0], -r[1]))
+                    f"ORDER BY {table.fts}.rowid DESC LIMIT ?",
+                    (expression, span.low, span.high, per_expression)):
+                if note_id not in seen:
+                    sizes[note_id] = read_varint(size, 0)[0]
+                    present.setdefault(note_id, set()).update(holds)
+        assumed = set(phrases) if require_all else set()
+
+        def estimate(note_id: int) -> float:
+            norm = K1 * (1 - B + B * sizes[note_id] / average)
+            return sum(weights[phrase] for phrase in present[note_id] | assumed) * (K1 + 1) / (
+                1 + norm)
+
+        ordered = sorted(sizes, key=lambda note_id: (-estimate(note_id), -note_id))
+        scorer = Scorer(phrases, [weights[phrase] for phrase in phrases], average)
+        scored: list[tuple[float, int, str, float]] = []
+        start, step = 0, SHORTLIST * k
+        while start < len(ordered):
+            chunk = ordered[start:start + step]
+            start, step = start + step, step * 4  # few round trips when few notes qualify
+            rows = self.conn.execute(
+                f"SELECT id, text, created_at FROM {table.rows} "
+                f"WHERE id IN ({','.join('?' * len(chunk))}) AND {table.owner_column} = ?",
+                (*chunk, scope)).fetchall()
+            for note_id, text, created in rows:
+                if require_all:
+                    if not scorer.holds_all(text):
+                        continue
+                    present[note_id] = set(phrases)
+                scored.append((scorer.score(text, sizes[note_id], present[note_id]),
+                               note_id, text, created))
+            if len(scored) >= k:
+                break
+        scored.sort(key=lambda r: (-r[0], -r[1]))
         return [Hit(id=note_id, text=text, snippet=snippet(text, phrases), score=score,
                     created_at=created) for score, note_id, text, created in scored[:k]]
 
-    def _sample(self, table: _Table, term: str, span: _Span, idfs: dict[str, float]) -> int:
-        """Record one phrase's IDF, estimated from its newest SAMPLE matches in the scope;
-        return the oldest id among them (the scope's first id if it has fewer)."""
+    def _average_length(self, table: _Table) -> float:
+        """Tokens per row of the index."""
+        record = self.conn.execute(f"SELECT block FROM {table.fts}_data WHERE id = 1").fetchone()
+        return average_length(record[0] if record else None)
+
+    def _matching_counts(self, table: _Table, span: _Span,
+                         terms: list[str]) -> dict[str, float]:
+        """How many of the scope's rows each phrase matches (cached until the next write)."""
+        stamp = (self.conn.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        if stamp != self._matching_stamp or len(self._matching) > CACHE_TERMS:
+            self._matching.clear()
+            self._oldest.clear()
+            self._matching_stamp = stamp
+        counts: dict[str, float] = {}
+        for term in terms:
+            key = (table.fts, span.low, term)
+            if key not in self._matching:
+                self._matching[key], self._oldest[key] = self._sample(table, term, span)
+            counts[term] = self._matching[key]
+        return counts
+
+    def _sample(self, table: _Table, term: str, span: _Span) -> tuple[float, int]:
+        """How many rows of the scope one phrase matches, estimated from its newest SAMPLE
+        matches (exact when it has fewer), and the oldest id among them (the scope's first
+        id if it has fewer)."""
         matches = self.conn.execute(
             f"SELECT rowid FROM {table.fts} WHERE {table.fts} MATCH ? AND rowid BETWEEN ? AND ? "
             "ORDER BY rowid DESC LIMIT ?", (term, span.low, span.high, SAMPLE)).fetchall()
         oldest = matches[-1][0] if len(matches) == SAMPLE else span.low
-        idfs[term] = idf(span.issued, _estimate(len(matches), SAMPLE, span, oldest))
-        return int(oldest)
+        return _estimate(len(matches), SAMPLE, span, oldest), int(oldest)
 
 
 @dataclass(frozen=True)
@@ -330,6 +381,21 @@ class _Span:
     low: int
     high: int
     issued: int
+
+
+def _walked(terms: list[str], rarest: str, matching: dict[str, float], share: float,
+            rows: int) -> list[str]:
+    """The words FTS5's AND should match; the others (the commonest) are checked in Python."""
+    walked: list[str] = []
+    holding_the_rest = 1.0  # the share of notes that hold every word left out so far
+    for term in sorted(terms, key=lambda term: -matching[term]):
+        density = matching[term] / max(rows, 1)
+        if term != rarest and matching[term] * share >= WALK and \
+                holding_the_rest * density >= DENSE:
+            holding_the_rest *= density
+        else:
+            walked.append(term)
+    return walked
 
 
 def _estimate(found: int, limit: int, span: _Span, oldest: int) -> float:
