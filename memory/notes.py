@@ -31,11 +31,11 @@ STRIDE = 1_000_000_000
 MAX_NOTE_CHARS = 10_000
 CANDIDATES = 500
 SAMPLE = 500
-# FTS5's AND walks every match of each word in the rowid range (~50 ns each, newest first):
+# FTS5's AND walks every match of each word in the rowid range (~0.1 µs each, newest first):
 # a word with more than WALK matches there is left out of it and checked in Python instead,
 # as long as at least DENSE of the notes hold all the words left out (so that most notes the
 # AND returns pass the check)
-WALK = 40_000
+WALK = 10_000
 DENSE = 0.1
 CACHE_TERMS = 4096
 SHORTLIST = 10  # any-word candidates read and scored exactly, per result wanted
@@ -265,7 +265,7 @@ class Memory:
             try:
                 matching = self._matching_counts(table, span, terms)
                 if len(terms) == 1:
-                    hits = self._ranked(table, scope, terms, terms, span, k, matching)
+                    hits = self._ranked(table, scope, terms, [terms], span, k, matching)
                 else:
                     # notes with all the words, among the newest CANDIDATES matches of the
                     # rarest: FTS5's AND finds them within that window, but the commonest
@@ -274,51 +274,61 @@ class Memory:
                     window = replace(span, low=self._oldest[(table.fts, span.low, rarest)])
                     share = (span.low + span.issued - window.low) / max(span.issued, 1)
                     walked = _walked(terms, rarest, matching, share, span.issued)
-                    hits = self._ranked(table, scope, terms, [all_of(walked)], window, k,
+                    hits = self._ranked(table, scope, terms, [walked], window, k,
                                         matching, require_all=len(walked) < len(terms))
                 if len(hits) < k and len(terms) > 1:
                     seen = {hit.id for hit in hits}
                     # each word brings its own newest matches, so a rare word is not crowded
                     # out of the candidates by a common one
-                    hits += self._ranked(table, scope, terms, terms, span, k - len(hits),
+                    hits += self._ranked(table, scope, terms, [[term] for term in terms], span,
+                                         k - len(hits),
                                          matching, seen)
             finally:
                 self.conn.execute("COMMIT")
         return hits
 
-    def _ranked(self, table: _Table, scope: str, terms: list[str], expressions: list[str],
+    def _ranked(self, table: _Table, scope: str, terms: list[str], groups: list[list[str]],
                 span: _Span, k: int, matching: dict[str, float],
                 seen: AbstractSet[int] = frozenset(), require_all: bool = False) -> list[Hit]:
-        """Top ``k`` by BM25 among the newest CANDIDATES notes matching the expressions (each
-        bringing its share), leaving out ``seen``; with ``require_all``, only notes holding
-        every phrase of ``terms``. The candidates are first ranked from their ids and lengths
-        alone, as if each word occurred once in them, then read and scored exactly best first,
-        SHORTLIST * k of them and then ever more at a time until ``k`` qualify."""
-        per_expression = max(CANDIDATES // len(expressions), 1)
+        """Top ``k`` by BM25 among the newest CANDIDATES notes holding all the words of one of
+        the ``groups`` (each group bringing its share), leaving out ``seen``; with
+        ``require_all``, only notes holding every phrase of ``terms``. The candidates are first
+        ranked from their ids and lengths alone, as if each word occurred once in them, then
+        read and scored exactly best first, SHORTLIST * k of them and then ever more at a time
+        until ``k`` qualify."""
+        per_group = max(CANDIDATES // len(groups), 1)
         weights = {phrase_tokens(term): idf(span.issued, matching[term]) for term in terms}
         average = max(self._average_length(table), 1e-9)
         phrases = [phrase_tokens(term) for term in terms]
         present: dict[int, set[tuple[str, ...]]] = {}
         sizes: dict[int, int] = {}
-        for expression in expressions:
-            holds = {phrase_tokens(term) for term in query_terms(expression)}
+        gains: dict[int, float] = {}  # the sum of the IDFs of the words a note surely holds
+        for group in groups:
+            holds = {phrase_tokens(term) for term in group}
+            gain = sum(weights[phrase] for phrase in (phrases if require_all else holds))
             for note_id, size in self.conn.execute(
                     f"SELECT {table.fts}.rowid, d.sz FROM {table.fts} "
                     f"CROSS JOIN {table.fts}_docsize d ON d.id = {table.fts}.rowid "
                     f"WHERE {table.fts} MATCH ? AND {table.fts}.rowid BETWEEN ? AND ? "
                     f"ORDER BY {table.fts}.rowid DESC LIMIT ?",
-                    (expression, span.low, span.high, per_expression)):
-                if note_id not in seen:
-                    sizes[note_id] = read_varint(size, 0)[0]
-                    present.setdefault(note_id, set()).update(holds)
-        assumed = set(phrases) if require_all else set()
-
-        def estimate(note_id: int) -> float:
-            norm = K1 * (1 - B + B * sizes[note_id] / average)
-            return sum(weights[phrase] for phrase in present[note_id] | assumed) * (K1 + 1) / (
-                1 + norm)
-
-        ordered = sorted(sizes, key=lambda note_id: (-estimate(note_id), -note_id))
+                    (all_of(group), span.low, span.high, per_group)):
+                if note_id in seen:
+                    continue
+                sizes[note_id] = size[0] if size[0] < 0x80 else read_varint(size, 0)[0]
+                if note_id in gains:
+                    gains[note_id] += gain
+                    present[note_id] |= holds
+                else:
+                    gains[note_id] = gain
+                    present[note_id] = set(holds)
+        factors: dict[int, float] = {}  # BM25's weight of one occurrence, by note length
+        estimates: dict[int, float] = {}
+        for note_id, length in sizes.items():
+            if length not in factors:
+                factors[length] = (K1 + 1) / (1 + K1 * (1 - B + B * length / average))
+            estimates[note_id] = gains[note_id] * factors[length]
+        ordered = sorted(estimates, key=lambda note_id: (estimates[note_id], note_id),
+                         reverse=True)
         scorer = Scorer(phrases, [weights[phrase] for phrase in phrases], average)
         scored: list[tuple[float, int, str, float]] = []
         start, step = 0, SHORTLIST * k
