@@ -38,7 +38,8 @@ SAMPLE = 500
 WALK = 10_000
 DENSE = 0.1
 CACHE_TERMS = 4096
-SHORTLIST = 10  # any-word candidates read and scored exactly, per result wanted
+SHORTLIST = 10  # candidates read and scored exactly, per result wanted
+COMMON = 0.01  # the share of a scope's notes above which a word is common
 
 MIGRATIONS: list[Migration] = [
     ("memory_001_scopes", """
@@ -280,9 +281,13 @@ class Memory:
                     seen = {hit.id for hit in hits}
                     # each word brings its own newest matches, so a rare word is not crowded
                     # out of the candidates by a common one
-                    hits += self._ranked(table, scope, terms, [[term] for term in terms], span,
-                                         k - len(hits),
-                                         matching, seen)
+                    # and notes with two of the rarer words, which their newest matches may
+                    # not include (FTS5's AND is quick when neither word is common)
+                    rarer = [t for t in terms if matching[t] <= COMMON * span.issued]
+                    pairs = [[a, b] for i, a in enumerate(rarer) for b in rarer[i + 1:]]
+                    hits += self._ranked(table, scope, terms,
+                                         [[term] for term in terms] + pairs, span,
+                                         k - len(hits), matching, seen)
             finally:
                 self.conn.execute("COMMIT")
         return hits
@@ -296,15 +301,20 @@ class Memory:
         ranked from their ids and lengths alone, as if each word occurred once in them, then
         read and scored exactly best first, SHORTLIST * k of them and then ever more at a time
         until ``k`` qualify."""
-        per_group = max(CANDIDATES // len(groups), 1)
+        per_group = max(CANDIDATES // max(sum(len(group) == 1 for group in groups), 1), 1)
         weights = {phrase_tokens(term): idf(span.issued, matching[term]) for term in terms}
         average = max(self._average_length(table), 1e-9)
         phrases = [phrase_tokens(term) for term in terms]
         present: dict[int, set[tuple[str, ...]]] = {}
         sizes: dict[int, int] = {}
         gains: dict[int, float] = {}  # the sum of the IDFs of the words a note surely holds
+        # a word in many notes often occurs twice in one, which ranking by length alone would
+        # miss: the candidates it brings are all read (its newest matches lie close together,
+        # so that is cheap); a rarer word is all but never repeated in a short note
+        read_all: set[int] = set()
         for group in groups:
             holds = {phrase_tokens(term) for term in group}
+            common = any(matching[term] > COMMON * span.issued for term in group)
             gain = sum(weights[phrase] for phrase in (phrases if require_all else holds))
             for note_id, size in self.conn.execute(
                     f"SELECT {table.fts}.rowid, d.sz FROM {table.fts} "
@@ -314,6 +324,8 @@ class Memory:
                     (all_of(group), span.low, span.high, per_group)):
                 if note_id in seen:
                     continue
+                if common:
+                    read_all.add(note_id)
                 sizes[note_id] = size[0] if size[0] < 0x80 else read_varint(size, 0)[0]
                 if note_id in gains:
                     gains[note_id] += gain
@@ -327,11 +339,12 @@ class Memory:
             if length not in factors:
                 factors[length] = (K1 + 1) / (1 + K1 * (1 - B + B * length / average))
             estimates[note_id] = gains[note_id] * factors[length]
-        ordered = sorted(estimates, key=lambda note_id: (estimates[note_id], note_id),
+        ordered = sorted(estimates, key=lambda note_id: (note_id in read_all,
+                                                         estimates[note_id], note_id),
                          reverse=True)
         scorer = Scorer(phrases, [weights[phrase] for phrase in phrases], average)
         scored: list[tuple[float, int, str, float]] = []
-        start, step = 0, SHORTLIST * k
+        start, step = 0, len(read_all) + SHORTLIST * k
         while start < len(ordered):
             chunk = ordered[start:start + step]
             start, step = start + step, step * 4  # few round trips when few notes qualify
