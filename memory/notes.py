@@ -6,12 +6,15 @@ so the owner's note ids are simply 1, 2, 3… A search hands FTS5 that rowid ran
 scope's rows are never even read, and the final rows are joined back to their table and
 checked against the scope once more.
 
-Search is bounded so it stays fast at a million notes: ranking every row a common word
-matches costs ~100 ms, so only a word's newest CANDIDATES matches are ranked (FTS5 walks
-rowids newest first and stops there; rarer words rank every match), with BM25 computed in
-memory/rank.py. Several words: notes with all of them are looked for among the rarest
-word's newest matches; notes with any of them (each word bringing its own newest matches)
-only fill up to k. README.md ("How search stays fast at a million notes") has the trade-off.
+Search is bounded so it stays fast at a million notes: only a word's newest CANDIDATES
+matches are ranked (FTS5 walks rowids newest first and stops there), by BM25 computed in
+memory/rank.py from match counts sampled once and cached until the next write. Several
+words: FTS5's AND finds the notes with all of them among the rarest word's newest matches
+(the commonest words, which its AND would walk in full, are checked in Python instead);
+notes with any of them (each word, and each pair of rarer words, bringing its own newest
+matches) only fill up to k. Candidates are ranked first from their lengths alone and only
+the best few texts are read, except a common word's, which may occur twice in a note.
+README.md ("How search stays fast at a million notes") has the trade-off.
 """
 
 from __future__ import annotations
@@ -25,7 +28,18 @@ from dataclasses import dataclass, replace
 
 from memory.db import Migration, migrate
 from memory.query import all_of, clean_text, query_terms
-from memory.rank import K1, B, Scorer, average_length, idf, phrase_tokens, read_varint, snippet
+from memory.rank import (
+    K1,
+    B,
+    Scorer,
+    average_length,
+    estimate_matches,
+    idf,
+    phrase_tokens,
+    read_varint,
+    snippet,
+    walked_words,
+)
 
 STRIDE = 1_000_000_000
 MAX_NOTE_CHARS = 10_000
@@ -274,7 +288,8 @@ class Memory:
                     rarest = min(terms, key=lambda term: matching[term])
                     window = replace(span, low=self._oldest[(table.fts, span.low, rarest)])
                     share = (span.low + span.issued - window.low) / max(span.issued, 1)
-                    walked = _walked(terms, rarest, matching, share, span.issued)
+                    walked = walked_words(terms, rarest, matching, share, span.issued,
+                                          WALK, DENSE)
                     hits = self._ranked(table, scope, terms, [walked], window, k,
                                         matching, require_all=len(walked) < len(terms))
                 if len(hits) < k and len(terms) > 1:
@@ -394,7 +409,8 @@ class Memory:
             f"SELECT rowid FROM {table.fts} WHERE {table.fts} MATCH ? AND rowid BETWEEN ? AND ? "
             "ORDER BY rowid DESC LIMIT ?", (term, span.low, span.high, SAMPLE)).fetchall()
         oldest = matches[-1][0] if len(matches) == SAMPLE else span.low
-        return _estimate(len(matches), SAMPLE, span, oldest), int(oldest)
+        return estimate_matches(len(matches), SAMPLE, span.low + span.issued - oldest + 1,
+                                span.issued), int(oldest)
 
 
 @dataclass(frozen=True)
@@ -404,30 +420,6 @@ class _Span:
     low: int
     high: int
     issued: int
-
-
-def _walked(terms: list[str], rarest: str, matching: dict[str, float], share: float,
-            rows: int) -> list[str]:
-    """The words FTS5's AND should match; the others (the commonest) are checked in Python."""
-    walked: list[str] = []
-    holding_the_rest = 1.0  # the share of notes that hold every word left out so far
-    for term in sorted(terms, key=lambda term: -matching[term]):
-        density = matching[term] / max(rows, 1)
-        if term != rarest and matching[term] * share >= WALK and \
-                holding_the_rest * density >= DENSE:
-            holding_the_rest *= density
-        else:
-            walked.append(term)
-    return walked
-
-
-def _estimate(found: int, limit: int, span: _Span, oldest: int) -> float:
-    """How many rows of the scope match: exact when fewer than ``limit`` were found, else
-    extrapolated from how far back the newest ``limit`` matches reach."""
-    if found < limit:
-        return found
-    reached = span.low + span.issued - oldest + 1
-    return min(span.issued, found * span.issued / max(reached, 1))
 
 
 def _checked_note(text: str) -> str:

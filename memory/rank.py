@@ -151,3 +151,29 @@ def average_length(averages_record: bytes | None) -> float:
     rows, offset = read_varint(averages_record, 0)
     total, _ = read_varint(averages_record, offset)
     return total / rows if rows else 1.0
+
+
+def estimate_matches(found: int, limit: int, reached: int, rows: int) -> float:
+    """How many of ``rows`` rows match a phrase whose newest ``limit`` matches were looked
+    for: exact when fewer were ``found``, else extrapolated from how many rows back
+    (``reached``) they go."""
+    if found < limit:
+        return found
+    return min(rows, found * rows / max(reached, 1))
+
+
+def walked_words(terms: list[str], rarest: str, matching: dict[str, float], share: float,
+                 rows: int, walk: float, dense: float) -> list[str]:
+    """The words FTS5's AND should match over ``share`` of the ``rows``; the commonest are
+    left out (to be checked on the notes it returns) when they have more than ``walk``
+    matches there, as long as at least ``dense`` of the notes hold all those left out."""
+    walked: list[str] = []
+    holding_the_rest = 1.0  # the share of notes that hold every word left out so far
+    for term in sorted(terms, key=lambda term: -matching[term]):
+        density = matching[term] / max(rows, 1)
+        if term != rarest and matching[term] * share >= walk and \
+                holding_the_rest * density >= dense:
+            holding_the_rest *= density
+        else:
+            walked.append(term)
+    return walked
