@@ -53,7 +53,7 @@ WALK = 10_000
 DENSE = 0.1
 CACHE_TERMS = 4096
 SHORTLIST = 10  # candidates read and scored exactly, per result wanted
-COMMON = 0.01  # the share of a scope's notes above which a word is common
+COMMON = 0.02  # the share of a scope's notes above which a word is common
 
 MIGRATIONS: list[Migration] = [
     ("memory_001_scopes", """
