@@ -290,6 +290,10 @@ class Memory:
                     share = (span.low + span.issued - window.low) / max(span.issued, 1)
                     walked = walked_words(terms, rarest, matching, share, span.issued,
                                           WALK, DENSE)
+                    if matching[rarest] <= SHORTLIST * k:
+                        # so few notes that reading them all beats FTS5's AND, whose cost
+                        # follows a word's matches in every scope, not just this one's
+                        walked = [rarest]
                     hits = self._ranked(table, scope, terms, [walked], window, k,
                                         matching, require_all=len(walked) < len(terms))
                 if len(hits) < k and len(terms) > 1:
