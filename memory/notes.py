@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
-from memory.db import Migration, migrate
+from memory.db import migrate
 from memory.query import all_of, clean_text, query_terms
 from memory.rank import (
     K1,
@@ -40,10 +40,11 @@ from memory.rank import (
     snippet,
     walked_words,
 )
+from memory.schema import MIGRATIONS
 
 STRIDE = 1_000_000_000
 MAX_NOTE_CHARS = 10_000
-CANDIDATES = 500
+CANDIDATES = 300
 SAMPLE = 500
 # FTS5's AND walks every match of each word in the rowid range (~0.1 µs each, newest first):
 # a word with more than WALK matches there is left out of it and checked in Python instead,
@@ -54,58 +55,6 @@ DENSE = 0.1
 CACHE_TERMS = 4096
 SHORTLIST = 10  # candidates read and scored exactly, per result wanted
 COMMON = 0.02  # the share of a scope's notes above which a word is common
-
-MIGRATIONS: list[Migration] = [
-    ("memory_001_scopes", """
-        CREATE TABLE memory_scopes (
-            scope TEXT PRIMARY KEY,
-            number INTEGER NOT NULL UNIQUE,
-            last_note INTEGER NOT NULL DEFAULT 0,
-            last_history INTEGER NOT NULL DEFAULT 0
-        );
-        INSERT INTO memory_scopes (scope, number) VALUES ('owner', 0);
-    """),
-    ("memory_002_notes", """
-        CREATE TABLE memory_notes (
-            id INTEGER PRIMARY KEY,
-            scope TEXT NOT NULL,
-            text TEXT NOT NULL,
-            created_at REAL NOT NULL
-        );
-        CREATE VIRTUAL TABLE memory_notes_fts USING fts5(
-            text, content='memory_notes', content_rowid='id',
-            tokenize='unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER memory_notes_ai AFTER INSERT ON memory_notes BEGIN
-            INSERT INTO memory_notes_fts (rowid, text) VALUES (new.id, new.text);
-        END;
-        CREATE TRIGGER memory_notes_ad AFTER DELETE ON memory_notes BEGIN
-            INSERT INTO memory_notes_fts (memory_notes_fts, rowid, text)
-                VALUES ('delete', old.id, old.text);
-        END;
-    """),
-    ("memory_003_history", """
-        CREATE TABLE memory_history (
-            id INTEGER PRIMARY KEY,
-            chat TEXT NOT NULL,
-            role TEXT NOT NULL,
-            text TEXT NOT NULL,
-            created_at REAL NOT NULL
-        );
-        CREATE VIRTUAL TABLE memory_history_fts USING fts5(
-            text, content='memory_history', content_rowid='id',
-            tokenize='unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER memory_history_ai AFTER INSERT ON memory_history BEGIN
-            INSERT INTO memory_history_fts (rowid, text) VALUES (new.id, new.text);
-        END;
-        CREATE TRIGGER memory_history_ad AFTER DELETE ON memory_history BEGIN
-            INSERT INTO memory_history_fts (memory_history_fts, rowid, text)
-                VALUES ('delete', old.id, old.text);
-        END;
-    """),
-]
-
 
 class NoteTooLarge(ValueError):
     """A note over MAX_NOTE_CHARS; refused rather than silently cut."""
