@@ -31,6 +31,7 @@ REFUSAL = "Sorry, I only work for the people I've been set up for."
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
            "please try again in a moment.")
 NOT_OWNER = "Only the owner can do that."
+OWNER_WORKFLOWS = {"draft", "brief"}  # commands that start a workflow: the owner's alone
 MAX_MESSAGE_CHARS = 16_000
 TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
             f"{MAX_MESSAGE_CHARS:,}). Please send a shorter one.")
@@ -154,13 +155,11 @@ class Gateway:
         return await run_graph(graph, state, store=self.s.store, run_id=run_id, meta=meta)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
+        if command.name in OWNER_WORKFLOWS and not is_owner:
+            return Reply(NOT_OWNER, "command")
         if command.name == "draft":
-            if not is_owner:
-                return Reply(NOT_OWNER, "command")
             return await self._draft(msg, command.argument)
         if command.name == "brief":
-            if not is_owner:
-                return Reply(NOT_OWNER, "command")
             self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id_for(msg))
             return await self.brief(msg.platform, msg.chat_id, run_id_for(msg))
         text = await self.commands.handle(command, self._scope(msg, is_owner),

@@ -52,8 +52,7 @@ class Access:
     """The allowlist: who is the owner and who else may write, per platform."""
 
     def __init__(self, settings: Settings) -> None:
-        self.owners = {"telegram": settings.telegram_owner_id,
-                       "discord": settings.discord_owner_id, "console": "owner"}
+        self.owners = {**settings.owner_ids(), "console": "owner"}
         self.allowed = {"telegram": settings.telegram_allowed_users,
                         "discord": settings.discord_allowed_users}
 
@@ -80,13 +79,12 @@ class OwnerNotifier:
     def targets(self, origin: str) -> list[str]:
         """Platforms to notify: FRONTDESK_NOTIFY, else the origin if it has an owner, else
         the first platform with an owner id, else the console."""
-        owners = {"telegram": self.settings.telegram_owner_id,
-                  "discord": self.settings.discord_owner_id}
-        configured = [p for p in PLATFORMS if owners[p]]
+        owners = self.settings.owner_ids()
+        configured = [p for p in PLATFORMS if p in owners]
         choice = (self.settings.notify or "").lower()
         if choice == "all" and configured:
             return configured
-        if owners.get(choice):
+        if choice in owners:
             return [choice]
         if origin in configured:
             return [origin]
@@ -112,12 +110,12 @@ class OwnerNotifier:
         return "I've passed your message on to the owner right away; they'll get back to you."
 
     async def owner_chat(self, platform: str) -> str:
+        """The owner's direct chat on a platform (through its adapter when it runs)."""
         assert self.gateway is not None
         adapter = self.gateway.adapters.get(platform)
         if adapter is not None and (chat := await adapter.owner_chat()):
             return chat
-        owner = {"telegram": self.settings.telegram_owner_id,
-                 "discord": self.settings.discord_owner_id}.get(platform)
+        owner = self.settings.owner_ids().get(platform)
         return f"user:{owner}" if owner else "console"
 
 

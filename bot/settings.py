@@ -105,6 +105,11 @@ class Settings:
         """Where JSONL trace exports go."""
         return self.home / "traces"
 
+    def owner_ids(self) -> dict[str, str]:
+        """The owner's user id on each chat platform that has one configured."""
+        ids = {"telegram": self.telegram_owner_id, "discord": self.discord_owner_id}
+        return {platform: owner for platform, owner in ids.items() if owner}
+
     def secrets(self) -> list[str]:
         """Every configured secret, for scrubbing logs and error messages."""
         values = [self.anthropic_api_key, self.openai_api_key, self.telegram_bot_token,
