@@ -1,7 +1,8 @@
 """Frontdesk's graph engine, node factories and workflows; imports nothing from `bot/`."""
 
 from graphs.durable import cancel, expire_due, load, recover, resume
-from graphs.engine import (
+from graphs.engine import node_observer, resume_value, run_graph
+from graphs.graph import (
     END,
     START,
     Graph,
@@ -14,9 +15,6 @@ from graphs.engine import (
     RunResult,
     Suspend,
     is_transient,
-    node_observer,
-    resume_value,
-    run_graph,
 )
 from graphs.mermaid import to_mermaid
 from graphs.nodes import (
