@@ -9,6 +9,7 @@ its result as JSON when it finishes.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -47,3 +48,18 @@ def kill_when_ready(tmp_path: Path, proc: subprocess.Popen[str]) -> None:
 def ran(tmp_path: Path) -> Counter[str]:
     """How often each node or step body ran, over every process so far."""
     return Counter((tmp_path / "ran.log").read_text().split())
+
+
+# -- the worker's side -------------------------------------------------------------------
+def say_ready(folder: Path) -> None:
+    """Tell the test the crash point is reached (written whole, then renamed into place)."""
+    (folder / "ready.tmp").write_text(str(os.getpid()))
+    (folder / "ready.tmp").rename(folder / "ready")
+
+
+def log_ran(folder: Path, name: str) -> None:
+    """Append one run of a node or step body to ``ran.log``, durably (it must survive SIGKILL)."""
+    with open(folder / "ran.log", "a", encoding="utf-8") as log:
+        log.write(name + "\n")
+        log.flush()
+        os.fsync(log.fileno())

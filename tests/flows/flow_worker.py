@@ -28,6 +28,7 @@ from graphs.durable import recover, resume
 from graphs.engine import RunResult
 from graphs.flows import Workflow, ask, pipeline, workflow
 from graphs.store import RunStore
+from tests.crashing import log_ran, say_ready
 
 ITEMS = ["a", "b", "c", "d"]
 
@@ -38,25 +39,13 @@ class Shaped:
     size: int
 
 
-def say_ready(folder: Path) -> None:
-    (folder / "ready.tmp").write_text(str(os.getpid()))
-    (folder / "ready.tmp").rename(folder / "ready")
-
-
-def ran(folder: Path, name: str) -> None:
-    with open(folder / "ran.log", "a", encoding="utf-8") as log:
-        log.write(name + "\n")
-        log.flush()
-        os.fsync(log.fileno())
-
-
 def build(folder: Path, mode: str) -> Workflow:
     async def fetch(item: str) -> str:
-        ran(folder, f"{item}:fetch")
+        log_ran(folder, f"{item}:fetch")
         return item * 2
 
     async def shape(text: str) -> Shaped:
-        ran(folder, f"{text[0]}:shape")
+        log_ran(folder, f"{text[0]}:shape")
         if mode == "cell" and text[0] == "c":
             say_ready(folder)
             threading.Event().wait()  # in flight when the process dies

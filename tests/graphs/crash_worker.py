@@ -28,6 +28,7 @@ from graphs.durable import recover, resume
 from graphs.engine import END, START, Graph, GraphState, Node, RunResult, run_graph
 from graphs.nodes import human_node, route_on
 from graphs.store import RunStore
+from tests.crashing import log_ran, say_ready
 
 
 def hang() -> None:
@@ -35,22 +36,10 @@ def hang() -> None:
     threading.Event().wait()
 
 
-def say_ready(folder: Path) -> None:
-    (folder / "ready.tmp").write_text(str(os.getpid()))
-    (folder / "ready.tmp").rename(folder / "ready")
-
-
-def ran(folder: Path, name: str) -> None:
-    with open(folder / "ran.log", "a", encoding="utf-8") as log:
-        log.write(name + "\n")
-        log.flush()
-        os.fsync(log.fileno())
-
-
 def build(folder: Path, mode: str) -> Graph:
     def node(name: str) -> Any:
         async def step(state: GraphState) -> GraphState:
-            ran(folder, name)
+            log_ran(folder, name)
             if name == "b" and mode == "inside":
                 say_ready(folder)
                 await asyncio.Event().wait()  # in flight when the process dies

@@ -9,17 +9,7 @@ import pytest
 import memory.notes as notes_module
 from memory.notes import MAX_NOTE_CHARS, Memory, NoteTooLarge
 from memory.query import all_of, query_terms
-
-CORPUS = [
-    "Dentist appointment on Tuesday at nine",
-    "Call the dentist again about the crown, dentist said two weeks",
-    "Buy oat milk and coffee beans",
-    "Coffee with Ana on Friday; she likes flat white coffee",
-    "The quarterly report is due on Friday",
-    "Ana's birthday is on the 14th of March, she wants a book about coffee",
-    "Renew the passport before the trip to Lisbon",
-    "Lisbon trip: book the hotel near the river and the coffee place",
-]
+from tests.memory.corpus import CORPUS
 
 
 def test_owner_ids_are_small_and_search_finds_the_note(memory: Memory) -> None:

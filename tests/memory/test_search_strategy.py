@@ -12,17 +12,7 @@ import memory.notes as notes_module
 from memory.db import connect
 from memory.notes import Memory
 from memory.query import all_of, query_terms
-
-CORPUS = [
-    "Dentist appointment on Tuesday at nine",
-    "Call the dentist again about the crown, dentist said two weeks",
-    "Buy oat milk and coffee beans",
-    "Coffee with Ana on Friday; she likes flat white coffee",
-    "The quarterly report is due on Friday",
-    "Ana's birthday is on the 14th of March, she wants a book about coffee",
-    "Renew the passport before the trip to Lisbon",
-    "Lisbon trip: book the hotel near the river and the coffee place",
-]
+from tests.memory.corpus import CORPUS
 
 
 def fts5_all_words(conn: sqlite3.Connection, query: str) -> list[tuple[int, float]]:
