@@ -18,7 +18,7 @@ from bot.dashboard_graph import edges_of, render_svg, taken_edges
 from graphs.durable import load
 from graphs.engine import END, START, Graph
 from graphs.flows_store import flow_view
-from graphs.store import RunInfo, RunStore, WaitInfo
+from graphs.store import RunInfo, RunStore, WaitInfo, cost_totals
 
 STATUSES = ("waiting", "running", "failed", "completed", "cancelled")
 SCAN_LIMIT = 500  # runs read to filter by route and to list the routes seen
@@ -92,7 +92,7 @@ def run_detail(store: RunStore, graphs: Mapping[str, Graph], run_id: str,
     graph = graphs.get(run.workflow)
     if not isinstance(graph, Graph):  # a code workflow (graphs/flows.py) has steps, no edges
         graph = None
-    return {"run": run_row(run, store.costs(run_id), open_wait, now),
+    return {"run": run_row(run, cost_totals(events), open_wait, now),
             "timeline": timeline(bars, routes, run.started_at),
             "graph_svg": path_svg(graph, bars, routes, run.status) if graph else None,
             "waits": [_wait_view(w) for w in store.waits(None, run_id)],

@@ -22,7 +22,7 @@ from bot.services import ANSWERING, Services, match_option
 from bot.tools import Caller
 from graphs.durable import cancel, expire_due, load, recover, resume
 from graphs.engine import Graph, RunResult, run_graph
-from graphs.store import WaitInfo
+from graphs.store import WaitInfo, cost_totals
 from graphs.trace import write_jsonl
 
 log = logging.getLogger(__name__)
@@ -206,10 +206,10 @@ class Gateway:
 
     # -- replies, runs and approvals -----------------------------------------------------
     def _reply_from(self, state: RunResult, default_route: str) -> Reply:
+        events = self.s.store.events(state.run_id) if state.run_id else []
         if state.run_id:  # the JSONL trace: an export of the run's durable events
-            write_jsonl(self.s.store.events(state.run_id),
-                        self.s.settings.traces_dir / f"{state.run_id}.jsonl")
-        costs = self.s.store.costs(state.run_id) if state.run_id else {"calls": {}}
+            write_jsonl(events, self.s.settings.traces_dir / f"{state.run_id}.jsonl")
+        costs = cost_totals(events)
         calls = {"small": costs["calls"].get("small", 0), "big": costs["calls"].get("big", 0)}
         route = str(state.get("route") or default_route)
         common: dict[str, Any] = {"run_id": state.run_id, "model_calls": calls,

@@ -285,15 +285,20 @@ class RunStore:
 
     def costs(self, run_id: str) -> dict[str, Any]:
         """Model calls of a run: count per role, tokens and cost in USD."""
-        totals: dict[str, Any] = {"calls": {}, "input_tokens": 0, "output_tokens": 0,
-                                  "cost_usd": 0.0}
-        for event in self.events(run_id):
-            if event["event"] == "model_call":
-                role = str(event.get("role") or "unknown")
-                totals["calls"][role] = totals["calls"].get(role, 0) + 1
-                for field in ("input_tokens", "output_tokens", "cost_usd"):
-                    totals[field] += event.get(field) or 0
-        return totals
+        return cost_totals(self.events(run_id))
+
+
+def cost_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum a run's ``model_call`` events: calls per role, tokens in and out, cost in USD."""
+    totals: dict[str, Any] = {"calls": {}, "input_tokens": 0, "output_tokens": 0,
+                              "cost_usd": 0.0}
+    for event in events:
+        if event["event"] == "model_call":
+            role = str(event.get("role") or "unknown")
+            totals["calls"][role] = totals["calls"].get(role, 0) + 1
+            for field in ("input_tokens", "output_tokens", "cost_usd"):
+                totals[field] += event.get(field) or 0
+    return totals
 
 
 def _delta_json(delta: GraphState, events: list[dict[str, Any]]) -> str:
