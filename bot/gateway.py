@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -134,22 +134,26 @@ class Gateway:
         answer = match_option(waiting, msg.text) if waiting is not None else None
         if waiting is not None and answer is not None:
             return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
-        sender = self.sender(msg, is_owner)
-        history = [{"role": role, "content": text}
-                   for role, text in self.s.memory.history(self._chat(msg), 10)]
-        if self.s.store.run(run_id_for(msg)) is None:  # a run a crash interrupted has it already
-            self.s.memory.add_history(self._chat(msg), "user", msg.text)
         graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
-        state = await self._run(msg, graph, {"text": msg.text, "sender": sender,
-                                             "history": history})
+        state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner))
         return self._reply_from(state, default_route="loop")
 
-    async def _run(self, msg: IncomingMessage, graph: Graph, state: dict[str, Any]) -> RunResult:
-        """Start this message's run, or take up the one a crash interrupted (never a second)."""
+    def _message_input(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:
+        """A new run's input: the text, who sent it, the chat so far (which it then joins)."""
+        history = [{"role": role, "content": text}
+                   for role, text in self.s.memory.history(self._chat(msg), 10)]
+        self.s.memory.add_history(self._chat(msg), "user", msg.text)
+        return {"text": msg.text, "sender": self.sender(msg, is_owner), "history": history}
+
+    async def _run(self, msg: IncomingMessage, graph: Graph,
+                   make_input: Callable[[], dict[str, Any]]) -> RunResult:
+        """Start this message's run, or take up the one a crash interrupted (never a second:
+        its input, and what building it records, is made only for a new run)."""
         run_id = run_id_for(msg)
         self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id)
         if self.s.store.run(run_id) is not None:  # recovered at ``start``: reuse its outcome
             return load(self.s.store, run_id)
+        state = make_input()
         meta = {"platform": msg.platform, "chat_id": msg.chat_id,
                 "user": state["sender"]["scope"]}
         return await run_graph(graph, state, store=self.s.store, run_id=run_id, meta=meta)
@@ -171,7 +175,7 @@ class Gateway:
             return Reply("Tell me what to write: /draft BRIEF, e.g. /draft a thank-you note "
                          "to Ann for the flowers, under 80 words.", "command")
         state = await self._run(msg, self.s.content,
-                                {"brief": brief, "sender": self.sender(msg, True)})
+                                lambda: {"brief": brief, "sender": self.sender(msg, True)})
         return self._reply_from(state, default_route="command")
 
     async def brief(self, platform: str, chat_id: str, run_id: str) -> Reply:
