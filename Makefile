@@ -14,10 +14,10 @@ run: $(STAMP)
 	$(VENV)/bin/frontdesk run
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check bot graphs memory tests bench
+	$(VENV)/bin/ruff check bot graphs memory sqlitedb tests bench
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy --strict bot graphs memory
+	$(VENV)/bin/mypy --strict bot graphs memory sqlitedb
 
 pytest: $(STAMP) browser
 	$(VENV)/bin/pytest

@@ -1,7 +1,8 @@
-"""Frontdesk's graph engine, node factories and workflows; imports nothing from `bot/`."""
+"""Frontdesk's graph engine, node factories, durable runs and workflows; imports nothing from
+``bot/`` or ``memory/``. The vocabulary is ``graphs.graph``, the run loop ``graphs.engine``,
+the durable run ``graphs.runs``."""
 
-from graphs.durable import cancel, expire_due, load, recover, resume
-from graphs.engine import node_observer, resume_value, run_graph
+from graphs.engine import continue_graph, node_observer, resume_value, run_graph
 from graphs.graph import (
     END,
     START,
@@ -10,9 +11,12 @@ from graphs.graph import (
     GraphRunError,
     GraphState,
     Node,
+    NodeFn,
     Observer,
     RetryPolicy,
+    RouteFn,
     RunResult,
+    RunStatus,
     Suspend,
     is_transient,
 )
@@ -26,13 +30,16 @@ from graphs.nodes import (
     route_when,
     tool_node,
 )
-from graphs.store import RunInfo, RunStore, WaitInfo
-from graphs.trace import JsonlTrace, node_statuses
+from graphs.protocols import AgentLoop, ChatModel, parse_json_object
+from graphs.runs import GraphWorkflow, Registry, RunInfo, RunRecord, Runs, RunStore, WaitInfo
+from graphs.trace import JsonlTrace, cost_totals, node_statuses
 
 __all__ = [
-    "END", "START", "Graph", "GraphBuildError", "GraphRunError", "GraphState", "JsonlTrace",
-    "Node", "Observer", "RetryPolicy", "RunInfo", "RunResult", "RunStore", "Suspend",
-    "WaitExpired", "WaitInfo", "agent_node", "cancel", "expire_due", "human_node",
-    "is_transient", "llm_node", "load", "node_observer", "node_statuses", "recover", "resume",
-    "resume_value", "route_on", "route_when", "run_graph", "to_mermaid", "tool_node",
+    "END", "START", "AgentLoop", "ChatModel", "Graph", "GraphBuildError", "GraphRunError",
+    "GraphState", "GraphWorkflow", "JsonlTrace", "Node", "NodeFn", "Observer", "Registry",
+    "RetryPolicy", "RouteFn", "RunInfo", "RunRecord", "RunResult", "RunStatus", "RunStore",
+    "Runs", "Suspend", "WaitExpired", "WaitInfo", "agent_node", "continue_graph", "cost_totals",
+    "human_node", "is_transient", "llm_node", "node_observer", "node_statuses",
+    "parse_json_object", "resume_value", "route_on", "route_when", "run_graph", "to_mermaid",
+    "tool_node",
 ]

@@ -1,7 +1,7 @@
 """Node factories that talk to a model: ``llm_node`` (one call) and ``agent_node`` (the tool loop).
 
-They take the model, the loop and the tool registry as arguments, typed by the small
-protocols below, so ``graphs/`` never imports ``bot/``. Messages are plain mappings
+They take the model, the loop and the tool registry as arguments, typed by the protocols of
+``graphs.protocols``, so ``graphs/`` never imports ``bot/``. Messages are plain mappings
 (``{"role": "user", "content": ...}``), which the bot's models accept. Events need no wiring:
 inside a node, the model and the loop send theirs to the node's observer.
 
@@ -15,36 +15,16 @@ Usage::
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
-State = dict[str, Any]
-Prompt = Callable[[State], "str | list[dict[str, Any]]"]
-NodeFn = Callable[[State], Awaitable[dict[str, Any]]]
+from graphs.graph import GraphState, NodeFn
+from graphs.protocols import AgentLoop, ChatModel
 
-
-class HasText(Protocol):
-    """What a node reads from a model reply or a loop result."""
-
-    @property
-    def text(self) -> str: ...
+Prompt = Callable[[GraphState], "str | list[dict[str, Any]]"]
 
 
-class ChatModel(Protocol):
-    """A model: ``bot.models.Model`` satisfies this."""
-
-    async def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024,
-                       purpose: str | None = None) -> HasText: ...
-
-
-class AgentLoop(Protocol):
-    """The tool loop: ``bot.agent.run_loop`` satisfies this."""
-
-    def __call__(self, model: Any, messages: list[dict[str, Any]], tools: Any, caller: Any, *,
-                 max_iterations: int = 8, purpose: str = "agent") -> Awaitable[HasText]: ...
-
-
-def build_messages(state: State, prompt: Prompt, system: str | None) -> list[dict[str, Any]]:
+def build_messages(state: GraphState, prompt: Prompt, system: str | None) -> list[dict[str, Any]]:
     """A system message (if any) and the prompt, as plain message mappings."""
     built = prompt(state)
     turns = [{"role": "user", "content": built}] if isinstance(built, str) else list(built)
@@ -53,10 +33,10 @@ def build_messages(state: State, prompt: Prompt, system: str | None) -> list[dic
 
 def llm_node(model: ChatModel, *, prompt: Prompt, output_key: str, purpose: str,
              system: str | None = None, max_tokens: int = 1024,
-             parse: Callable[[str, State], Any] | None = None) -> NodeFn:
+             parse: Callable[[str, GraphState], Any] | None = None) -> NodeFn:
     """A node that makes one model call and writes its (parsed) text to ``output_key``."""
 
-    async def node(state: State) -> dict[str, Any]:
+    async def node(state: GraphState) -> dict[str, Any]:
         reply = await model.complete(build_messages(state, prompt, system),
                                      max_tokens=max_tokens, purpose=purpose)
         return {output_key: parse(reply.text, state) if parse else reply.text}
@@ -65,12 +45,12 @@ def llm_node(model: ChatModel, *, prompt: Prompt, output_key: str, purpose: str,
     return node
 
 
-def agent_node(loop: AgentLoop, model: Any, tools: Any, *, caller: Callable[[State], Any],
+def agent_node(loop: AgentLoop, model: Any, tools: Any, *, caller: Callable[[GraphState], Any],
                prompt: Prompt, output_key: str, system: str | None = None,
                max_iterations: int = 8) -> NodeFn:
     """A node that runs the tool loop for the state's caller and writes the final answer."""
 
-    async def node(state: State) -> dict[str, Any]:
+    async def node(state: GraphState) -> dict[str, Any]:
         result = await loop(model, build_messages(state, prompt, system), tools, caller(state),
                             max_iterations=max_iterations)
         return {output_key: result.text}

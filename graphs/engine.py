@@ -5,9 +5,9 @@ running, waiting or triggered node can still reach it (the join rule; router edg
 a cycle don't count). Ready nodes run at once (a lone one is awaited inline, without a task);
 each returns the keys it merges, and nodes whose runs overlapped may not write the same key. A
 finished node triggers its edges and its router's pick, or on failure its ``on_error`` node.
-The run ends when nothing runs and nothing is ready. An observer sees every event; a store
-records each node boundary so that the run can be continued. What a graph is, and its build
-checks, is ``graphs.graph``; nothing else of ours is imported.
+The run ends when nothing runs and nothing is ready. Events go to ``graphs.events``; with a
+store, each node boundary is recorded with the frontier (ready, waiting, visits), which is all
+``continue_graph`` needs to take a run up again. What a graph is lives in ``graphs.graph``.
 """
 
 from __future__ import annotations
@@ -15,106 +15,73 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-import logging
 import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from graphs.events import RunEvents
 from graphs.graph import (
     END,
     START,
     Graph,
-    GraphBuildError,
     GraphRunError,
     GraphState,
     Node,
-    NodeFn,
     Observer,
-    RetryPolicy,
     Route,
-    RouteFn,
+    RunLog,
     RunResult,
-    RunStore,
     Suspend,
     is_transient,
 )
 
-__all__ = ["END", "START", "Graph", "GraphBuildError", "GraphRunError", "GraphState", "Node",
-           "NodeFn", "Observer", "RetryPolicy", "RouteFn", "RunResult", "RunStore", "Suspend",
-           "is_transient", "node_observer", "resume", "resume_value", "run_graph"]
+__all__ = ["continue_graph", "node_observer", "resume_value", "run_graph"]
 
-log = logging.getLogger(__name__)
 _NO_ANSWER: Any = object()
-
-
 _node_ctx: contextvars.ContextVar[tuple[_Run, str, Any]] = contextvars.ContextVar("graph_node")
 
 
 def node_observer() -> Observer | None:
     """Inside a node of an observed run: an observer that tags events with run, node and t."""
-    if (ctx := _node_ctx.get(None)) is None or not ctx[0].logging:
+    if (ctx := _node_ctx.get(None)) is None or not ctx[0].events.on:
         return None
-    run, node, _ = ctx
-
-    def forward(event: dict[str, Any]) -> None:
-        fields = {**event, "node": node}
-        run.emit(str(fields.pop("event", "")), **fields)
-    return forward
+    return ctx[0].events.forward(ctx[1])
 
 
 def resume_value(default: Any = None) -> Any:
-    """Inside a node continued by ``resume``: the answer it was given, else ``default``."""
+    """Inside a node continued with an answer: the answer it was given, else ``default``."""
     ctx = _node_ctx.get(None)
     return default if ctx is None or ctx[2] is _NO_ANSWER else ctx[2]
 
 
 class _Run:
-    """One run: what is triggered, running and waiting, the visits, events not yet stored."""
+    """One run: what is triggered, running and waiting, the visits, and its events."""
 
     def __init__(self, graph: Graph, state: RunResult, observer: Observer | None,
-                 store: RunStore | None, max_steps: int) -> None:
-        self.g, self.state, self.run_id = graph.compiled(), state, state.run_id or ""
-        self.observer, self.store, self.max_steps = observer, store, max_steps
-        self.logging = observer is not None or store is not None  # else no events are built
+                 store: RunLog | None, max_steps: int) -> None:
+        self.g, self.state, self.store, self.max_steps = graph.compiled(), state, store, max_steps
+        self.events = RunEvents(state.run_id or "", observer, store)
         self.visits: dict[str, int] = {}
         self.triggered: dict[str, None] = {}  # an ordered set: nodes run in the order triggered
         self.running: dict[str, int] = {}  # node -> the clock when it started
         self.waiting: dict[str, dict[str, Any]] = {}  # parked nodes -> their wait
-        self.answers: dict[str, Any] = {}  # resumed waits -> their answer
+        self.answers: dict[str, tuple[str, Any]] = {}  # woken nodes -> (wait key, answer)
         self.tasks: dict[str, asyncio.Task[None]] = {}  # the latest task of each node
         self.wake: asyncio.Future[None] | None = None  # done once a task has finished
         self.crash: BaseException | None = None  # what a task raised, for the loop to raise
         self.clock = 0  # counts finished nodes, to tell which runs overlapped
         self.last_write: dict[str, tuple[int, str]] = {}  # key -> (clock, node) of its writer
-        self.pending: list[dict[str, Any]] = []  # events for the store's next append
         self.failed: str | None = None  # the node whose failure ends the run
 
-    def restore(self, ready: list[str], waiting: dict[str, dict[str, Any]],
-                visits: dict[str, int], answers: dict[str, Any]) -> None:
-        """Take up a recorded frontier; answered waits run first, continuing their visit."""
-        self.visits, self.answers = dict(visits), dict(answers)
-        self.waiting = {n: w for n, w in waiting.items() if n not in answers}
-        self.triggered = dict.fromkeys([*answers, *ready])
-
-    def emit(self, kind: str, **fields: Any) -> None:
-        event = {"event": kind, **fields, "run_id": self.run_id, "t": time.time()}
-        if self.observer is not None:
-            try:
-                self.observer(event)
-            except Exception:  # a broken trace must not break the run
-                log.exception("graph observer failed on %s", kind)
-        if self.store is not None:
-            self.pending.append(event)
-
-    def record(self, delta: GraphState | None = None) -> None:
-        """Store the pending events; with a delta it is a node boundary: add the frontier."""
-        if self.store is not None:
-            events, self.pending = self.pending, []
-            frontier = None if delta is None else {
-                "ready": [*self.triggered, *self.running],
-                "waiting": {n: w["key"] for n, w in self.waiting.items()}}
-            self.store.append(self.run_id, events, delta, frontier)
+    def record(self, delta: GraphState, node: str | None = None,
+               taken: str | None = None) -> None:
+        """A node boundary: the pending events, what the node wrote and the frontier (with
+        the node's visit count: the counts of the whole run are the last one of each node)."""
+        self.events.record(delta, {"ready": [*self.triggered, *self.running],
+                                   "waiting": {n: w["key"] for n, w in self.waiting.items()},
+                                   "visits": {node: self.visits.get(node, 0)} if node else {}},
+                           taken)
 
     async def go(self) -> RunResult:
         """Start what is ready; when nothing is, wait until a running node has finished."""
@@ -156,7 +123,7 @@ class _Run:
     def _launch(self, name: str) -> bool:
         """Count the visit and announce it; a node over a limit fails without running."""
         del self.triggered[name]
-        if name not in self.answers:  # a resumed wait continues its visit: not a new one
+        if name not in self.answers:  # a woken wait continues its visit: not a new one
             visits, limit = self.visits.get(name, 0) + 1, self.g.nodes[name].max_visits
             why = (f"max_steps={self.max_steps} reached before {name!r}"
                    if sum(self.visits.values()) >= self.max_steps
@@ -166,8 +133,8 @@ class _Run:
                 return False
             self.visits[name] = visits
         self.running[name] = self.clock
-        if self.logging:
-            self.emit("node_start", node=name, attempt=1)  # stored with the node's end
+        if self.events.on:
+            self.events.emit("node_start", node=name, attempt=1)  # stored with the node's end
         return True
 
     async def _in_task(self, name: str) -> None:
@@ -180,27 +147,30 @@ class _Run:
 
     async def _visit(self, name: str) -> None:
         """Call the node, retrying transient failures per its policy; then finish it."""
-        node, attempt, answer = self.g.nodes[name], 1, self.answers.get(name, _NO_ANSWER)
+        node, attempt = self.g.nodes[name], 1
+        answer = self.answers[name][1] if name in self.answers else _NO_ANSWER
         # Only nodes that may read it need the context (it costs on the hot path).
-        token = _node_ctx.set((self, name, answer)) if self.logging or self.answers else None
+        token = _node_ctx.set((self, name, answer)) if self.events.on or self.answers else None
         try:
             while True:
                 t0 = time.perf_counter()
                 try:
                     writes = await self._call(node)
+                except Suspend as suspend:
+                    return self._park(name, suspend)
                 except Exception as exc:
                     took, policy = time.perf_counter() - t0, node.retry
-                    if (isinstance(exc, Suspend) or policy is None or attempt >= policy.max_attempts
+                    if (policy is None or attempt >= policy.max_attempts
                             or not (policy.retry_on or is_transient)(exc)):
                         return self._finish(name, None, exc, attempt, took)
                     delay = min(policy.max_delay, policy.delay * policy.backoff ** (attempt - 1))
-                    self.emit("node_end", node=name, duration_s=took, wrote=[],  # "retrying"
-                              error=_describe(exc), attempt=attempt, retry_in=delay)
-                    self.record()
+                    self.events.emit("node_end", node=name, duration_s=took, wrote=[],
+                                     error=_describe(exc), attempt=attempt, retry_in=delay)
+                    self.events.record()
                     await asyncio.sleep(delay)
                     attempt += 1
-                    self.emit("node_start", node=name, attempt=attempt)
-                    self.record()
+                    self.events.emit("node_start", node=name, attempt=attempt)
+                    self.events.record()
                 else:
                     return self._finish(name, writes, None, attempt, time.perf_counter() - t0)
         finally:
@@ -224,9 +194,7 @@ class _Run:
                 attempt: int, took: float) -> None:
         """Merge a node's writes, trigger what comes next, record the node boundary."""
         started = self.running.pop(name, self.clock)
-        self.answers.pop(name, None)
-        if isinstance(error, Suspend):
-            return self._park(name, error)
+        taken = self.answers.pop(name, (None, None))[0]
         writes, routes = writes or {}, self.g.plain[name]
         if error is None:
             self._merge(name, started, writes)
@@ -246,14 +214,14 @@ class _Run:
         for target, _ in routes:
             if target != END:
                 self.triggered[target] = None
-        if self.logging:
+        if self.events.on:
             fields = {} if error is None else {"error": _describe(error)}
-            self.emit("node_end", node=name, duration_s=took, wrote=list(writes),
-                      attempt=attempt, **fields)
+            self.events.emit("node_end", node=name, duration_s=took, wrote=list(writes),
+                             attempt=attempt, **fields)
             for target, label in routes:
                 if label is not None:
-                    self.emit("route", router=name, target=target, label=label)
-            self.record(delta=writes)
+                    self.events.emit("route", router=name, target=target, label=label)
+            self.record(writes, name, taken)
 
     def _merge(self, name: str, started: int, writes: GraphState) -> None:
         """Merge writes, refusing a key whose last writer finished while this node ran."""
@@ -268,13 +236,16 @@ class _Run:
         self.state.update(writes)
 
     def _park(self, name: str, suspend: Suspend) -> None:
-        """The node waits for an answer, blocking what it reaches, until it is resumed."""
+        """The node waits for an answer, blocking what it reaches, until it is woken."""
         if self.store is None:
             raise GraphRunError(f"node {name!r} waits for an answer: that needs a store")
+        self.running.pop(name, None)
+        taken = self.answers.pop(name, (None, None))[0]
         key = f"{name}:{self.visits.get(name, 1)}"
-        self.waiting[name] = {"run_id": self.run_id, "node": name, "key": key, **suspend.wait}
-        self.emit("wait", **self.waiting[name])
-        self.record(delta={})
+        self.waiting[name] = {"run_id": self.events.run_id, "node": name, "key": key,
+                              **suspend.wait}
+        self.events.emit("wait", **self.waiting[name])
+        self.record({}, name, taken)
 
     def next_nodes(self, name: str) -> list[Route]:
         """Where a finished node leads: its plain edges, then its router's pick (labelled)."""
@@ -289,14 +260,14 @@ class _Run:
     def _end(self, error: str | None = None) -> RunResult:
         """Settle the status; report it, with what a failed node kept from running."""
         failed = self.failed is not None or error is not None
-        status = "failed" if failed else "waiting" if self.waiting else "completed"
-        self.state.status, self.state.waits = status, list(self.waiting.values())
-        if self.logging:
+        self.state.status = "failed" if failed else "waiting" if self.waiting else "completed"
+        self.state.waits = list(self.waiting.values())
+        if self.events.on:
             blocked = [] if self.failed is None else sorted(
                 (self.g.reach[self.failed] - self.visits.keys()) | self.triggered.keys())
             fields = {"error": error} if error else {"blocked": blocked} if blocked else {}
-            self.emit("graph_end", status=status, **fields)
-            self.record()
+            self.events.emit("graph_end", status=self.state.status, **fields)
+            self.events.record()
         return self.state
 
 
@@ -305,7 +276,7 @@ def _describe(exc: BaseException) -> str:
 
 
 async def run_graph(graph: Graph, state: GraphState, observer: Observer | None = None,
-                    max_steps: int = 25, store: RunStore | None = None, run_id: str | None = None,
+                    max_steps: int = 25, store: RunLog | None = None, run_id: str | None = None,
                     meta: Mapping[str, Any] | None = None) -> RunResult:
     """Run ``graph`` from START on a copy of ``state``; returns the final state (a RunResult)."""
     result = RunResult(state, meta)
@@ -313,14 +284,24 @@ async def run_graph(graph: Graph, state: GraphState, observer: Observer | None =
         result.run_id = run_id or uuid.uuid4().hex[:16]
     run = _Run(graph, result, observer, store, max_steps)  # checks the graph first
     if store is not None:
-        store.begin(run.run_id, graph, result, max_steps)
-    if run.logging:
-        run.emit("graph_start", workflow=graph.name)
+        store.begin(run.events.run_id, graph.name, result, max_steps)
+    if run.events.on:
+        run.events.emit("graph_start", workflow=graph.name)
     run.triggered = {target: None for target, _ in run.next_nodes(START) if target != END}
-    run.record(delta={})
+    run.record({})
     return await run.go()
 
 
-async def resume(store: RunStore, run_id: str, answer: Any, by: str = "owner") -> RunResult:
-    """Continue a waiting run with ``answer`` from ``by``; see ``graphs.durable.resume``."""
-    return await store.resume(run_id, answer, by)
+async def continue_graph(graph: Graph, state: RunResult, store: RunLog, *, ready: list[str],
+                         waiting: dict[str, dict[str, Any]], visits: Mapping[str, int],
+                         answers: Mapping[str, tuple[str, Any]], max_steps: int = 25,
+                         observer: Observer | None = None) -> RunResult:
+    """Take up a recorded run from its frontier: woken waits (node -> (wait key, answer)) run
+    first, continuing their visit, then what was ready; finished nodes never run again."""
+    run = _Run(graph, state, observer, store, max_steps)
+    run.visits, run.answers = dict(visits), dict(answers)
+    run.waiting = {n: w for n, w in waiting.items() if n not in answers}
+    run.triggered = dict.fromkeys([*answers, *ready])
+    run.events.emit("graph_start", workflow=graph.name, resumed=True)
+    run.events.record()
+    return await run.go()

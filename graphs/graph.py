@@ -11,9 +11,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 START, END = "__start__", "__end__"
+RunStatus = Literal["running", "waiting", "completed", "failed", "cancelled"]
 GraphState = dict[str, Any]
 NodeFn = Callable[[GraphState], "GraphState | Awaitable[GraphState | None] | None"]
 RouteFn = Callable[[GraphState], str]
@@ -29,8 +30,9 @@ class GraphRunError(RuntimeError):
     """A run broke a rule (state collision, a limit, non-JSON value); names node and key."""
 
 
-class Suspend(Exception):  # a signal, not an error: the run parks until an answer arrives
-    """Raised by a node (see ``graphs.nodes.human_node``) to wait for an answer."""
+class Suspend(BaseException):  # a signal, not an error: ``except Exception`` cannot eat it
+    """Raised to wait for an answer: by a node (``graphs.nodes.human_node``) or a code
+    workflow's ``ask``. ``wait`` holds the question, its options and ``expires_at``."""
 
     def __init__(self, **wait: Any) -> None:
         super().__init__("waiting for an answer")
@@ -78,7 +80,7 @@ class RunResult(dict[str, Any]):
     """The final state, plus ``run_id``, ``status``, open ``waits`` and the caller's ``meta``."""
 
     run_id: str | None = None
-    status = "completed"  # running | waiting | completed | failed | cancelled
+    status: RunStatus = "completed"
     already_answered = False  # set by resume when the wait had its answer already
 
     def __init__(self, state: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> None:
@@ -158,10 +160,9 @@ def _reach(src: str, edges: dict[str, list[str]]) -> set[str]:
     return seen
 
 
-class RunStore(Protocol):
-    """What the engine needs from a durable store (``graphs.store.RunStore``)."""
+class RunLog(Protocol):
+    """What a runner needs from a durable store (``graphs.runs.RunStore`` is one)."""
 
-    def begin(self, run_id: str, graph: Graph, state: RunResult, max_steps: int) -> None: ...
-    def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None,
-               frontier: dict[str, Any] | None) -> None: ...
-    async def resume(self, run_id: str, answer: Any, by: str) -> RunResult: ...
+    def begin(self, run_id: str, workflow: str, state: RunResult, max_steps: int) -> None: ...
+    def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None = None,
+               frontier: dict[str, Any] | None = None, taken: str | None = None) -> None: ...

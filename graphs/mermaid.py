@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from graphs.engine import END, START, Graph
+from graphs.graph import END, START, Graph
 
 
 def _id(name: str) -> str:

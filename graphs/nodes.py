@@ -21,12 +21,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from graphs.agent_nodes import agent_node, llm_node
-from graphs.engine import END, GraphState, Node, RouteFn, Suspend, resume_value
+from graphs.engine import resume_value
+from graphs.graph import END, GraphState, Node, NodeFn, RouteFn, Suspend
 
 __all__ = ["WaitExpired", "agent_node", "human_node", "llm_node", "route_on", "route_when",
            "tool_node"]
 
-NodeFn = Callable[[GraphState], Awaitable[dict[str, Any]]]
 Text = str | Callable[[GraphState], str]
 
 

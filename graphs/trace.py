@@ -60,3 +60,16 @@ def node_statuses(events: Iterable[dict[str, Any]], nodes: Iterable[str] = ()) -
             for blocked in event.get("blocked", []):
                 status[blocked] = "blocked"
     return status
+
+
+def cost_totals(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Sum a run's ``model_call`` events: calls per role, tokens in and out, cost in USD."""
+    totals: dict[str, Any] = {"calls": {}, "input_tokens": 0, "output_tokens": 0,
+                              "cost_usd": 0.0}
+    for event in events:
+        if event["event"] == "model_call":
+            role = str(event.get("role") or "unknown")
+            totals["calls"][role] = totals["calls"].get(role, 0) + 1
+            for field in ("input_tokens", "output_tokens", "cost_usd"):
+                totals[field] += event.get(field) or 0
+    return totals

@@ -20,15 +20,14 @@ The workflow counts its own revisions; ``max_visits`` is only the engine's safet
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graphs.agent_nodes import AgentLoop, ChatModel
-from graphs.engine import END, START, Graph, GraphState, Node
+from graphs.graph import END, START, Graph, GraphState, Node
 from graphs.nodes import human_node, route_on
+from graphs.protocols import AgentLoop, ChatModel, parse_json_object
 
 PASS_AT = 0.8  # every check at least this: ready for the owner
 FIXABLE_AT = 0.4  # below this, editing cannot save the draft
@@ -37,7 +36,6 @@ CHECKS = ("check_tone", "check_facts", "check_length")
 OPTIONS = ["Approve", "Revise", "Discard"]
 WORD_LIMIT = re.compile(r"\b(?:in|under|within|max(?:imum)?|at most|up to|no more than)\s+"
                         r"(\d{1,5})\s+words?\b", re.IGNORECASE)
-JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 Step = Callable[[GraphState], Awaitable[dict[str, Any]]]
 
 
@@ -65,15 +63,11 @@ def word_limit(brief: str, default: int) -> int:
 
 def parse_review(text: str) -> dict[str, Any] | None:
     """Read ``{"score": ..., "feedback": ...}`` from a reply; None if there is none."""
-    for candidate in [text.strip(), *JSON_OBJECT.findall(text)]:
-        try:
-            data = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(data, dict) and isinstance(data.get("score"), int | float):
-            score = min(1.0, max(0.0, float(data["score"])))
-            return {"score": score, "feedback": str(data.get("feedback") or "")}
-    return None
+    data = parse_json_object(text)
+    if data is None or not isinstance(data.get("score"), int | float):
+        return None
+    score = min(1.0, max(0.0, float(data["score"])))
+    return {"score": score, "feedback": str(data.get("feedback") or "")}
 
 
 def draft(deps: ContentDeps) -> Step:

@@ -16,20 +16,17 @@ Usage::
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graphs.agent_nodes import AgentLoop, ChatModel
-from graphs.engine import END, START, Graph, GraphState, Node
+from graphs.graph import END, START, Graph, GraphState, Node
 from graphs.nodes import route_on
+from graphs.protocols import AgentLoop, ChatModel, parse_json_object
 
 ROUTES = ("quick_reply", "full_agent", "notify_now")
 INTENTS = ("social", "question", "task", "urgent")
 URGENT_AT = 0.8
-JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -50,18 +47,14 @@ class TriageDeps:
 
 def parse_classification(reply: str) -> tuple[str, float] | None:
     """Read ``{"intent": ..., "urgency": ...}`` from a model's reply text; None if it can't."""
-    for candidate in [reply.strip(), *JSON_OBJECT.findall(reply)]:
-        try:
-            data = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(data, dict) and data.get("intent") in INTENTS:
-            try:
-                urgency = min(1.0, max(0.0, float(data.get("urgency", 0.0))))
-            except (TypeError, ValueError):
-                urgency = 0.0
-            return str(data["intent"]), urgency
-    return None
+    data = parse_json_object(reply)
+    if data is None or data.get("intent") not in INTENTS:
+        return None
+    try:
+        urgency = min(1.0, max(0.0, float(data.get("urgency", 0.0))))
+    except (TypeError, ValueError):
+        urgency = 0.0
+    return str(data["intent"]), urgency
 
 
 def choose_route(intent: str, urgency: float, sender_is_owner: bool) -> str:

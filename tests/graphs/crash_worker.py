@@ -24,10 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from graphs.durable import recover, resume
-from graphs.engine import END, START, Graph, GraphState, Node, RunResult, run_graph
+from graphs import END, START, Graph, GraphState, Node, RunResult
 from graphs.nodes import human_node, route_on
-from graphs.store import RunStore
+from graphs.runs import Runs, RunStore
 from tests.crashing import log_ran, say_ready
 
 
@@ -64,8 +63,8 @@ class HangAfterA(RunStore):
     folder: Path
 
     def append(self, run_id: str, events: list[dict[str, Any]], delta: GraphState | None = None,
-               frontier: dict[str, Any] | None = None) -> None:
-        super().append(run_id, events, delta, frontier)
+               frontier: dict[str, Any] | None = None, taken: str | None = None) -> None:
+        super().append(run_id, events, delta, frontier, taken)
         if any(e["event"] == "node_end" and e.get("node") == "a" for e in events):
             say_ready(self.folder)
             hang()
@@ -79,19 +78,19 @@ def dump(result: RunResult) -> dict[str, Any]:
 async def main(db: str, folder: Path, mode: str, answer: str | None) -> None:
     store = HangAfterA(db) if mode == "between" else RunStore(db)
     store.folder = folder  # type: ignore[attr-defined]
-    store.register(build(folder, mode))
+    runs = Runs(store)
+    runs.register(build(folder, mode))
     if mode in ("between", "inside", "waiting", "start"):
-        result = await run_graph(store.graphs["crashy"], {"input": 1}, store=store,
-                                 meta={"chat": "console:chat:1"})
+        result = await runs.start("crashy", {"input": 1}, meta={"chat": "console:chat:1"})
         if mode == "waiting":
             say_ready(folder)
             hang()
         print(json.dumps(dump(result)))
     elif mode == "recover":
-        print(json.dumps([dump(r) for r in await recover(store)]))
+        print(json.dumps([dump(r) for r in await runs.recover()]))
     elif mode == "resume":
         run_id = store.runs(limit=1)[0].id
-        print(json.dumps(dump(await resume(store, run_id, answer, by=f"pid:{os.getpid()}"))))
+        print(json.dumps(dump(await runs.resume(run_id, answer, by=f"pid:{os.getpid()}"))))
 
 
 if __name__ == "__main__":

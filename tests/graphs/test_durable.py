@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from graphs.durable import cancel, expire_due, load, recover, resume
-from graphs.engine import END, START, Graph, GraphRunError, Node, run_graph
+from graphs import END, START, Graph, GraphRunError, GraphWorkflow, Node, run_graph
 from graphs.nodes import human_node, route_on
-from graphs.store import RunStore
+from graphs.runs import Runs, RunStore
 from graphs.trace import read_jsonl, write_jsonl
 from tests.crashing import finish, kill_when_ready, ran, start_worker
 
@@ -65,7 +64,7 @@ def test_racing_answers_from_two_processes_exactly_one_wins(tmp_path: Path) -> N
     assert loser["state"].get("decision") in (None, winners[0]["state"]["decision"])
     store = RunStore(tmp_path / "f.db")
     assert store.run(started["run_id"]).status == "completed"  # type: ignore[union-attr]
-    assert load(store, started["run_id"])["decision"] == winners[0]["state"]["decision"]
+    assert Runs(store).load(started["run_id"])["decision"] == winners[0]["state"]["decision"]
     assert ran(tmp_path)["c"] == (1 if winners[0]["state"]["decision"] == "yes" else 0)
 
 
@@ -90,8 +89,13 @@ def store(tmp_path: Path) -> Any:
     opened.close()
 
 
-async def test_a_human_node_waits_and_resume_continues_it(store: RunStore) -> None:
-    result = await run_graph(approval_graph(), {"to": "Ann"}, store=store,
+@pytest.fixture
+def runs(store: RunStore) -> Runs:
+    return Runs(store)
+
+
+async def test_a_human_node_waits_and_resume_continues_it(store: RunStore, runs: Runs) -> None:
+    result = await runs.start(approval_graph(), {"to": "Ann"},
                              meta={"chat": "telegram:chat:7", "user": "telegram:42"})
     assert result.status == "waiting" and "sent" not in result
     (wait,) = result.waits
@@ -102,48 +106,48 @@ async def test_a_human_node_waits_and_resume_continues_it(store: RunStore) -> No
     assert (listed.run_id, listed.workflow) == (result.run_id, "approval")
     assert store.run(result.run_id or "").status == "waiting"  # type: ignore[union-attr]
 
-    done = await resume(store, result.run_id or "", "Approve", by="telegram:42")
+    done = await runs.resume(result.run_id or "", "Approve", by="telegram:42")
     assert done.status == "completed" and not done.already_answered
     assert (done["sent"], done["decision_by"]) == ("Hello Ann", "telegram:42")
     assert store.waits() == []
-    again = await resume(store, result.run_id or "", "Discard", by="telegram:42")
+    again = await runs.resume(result.run_id or "", "Discard", by="telegram:42")
     assert again.already_answered and again["decision"] == "Approve"
     info = store.run(result.run_id or "")
     assert info is not None and (info.status, info.route) == ("completed", "send")
 
 
 async def test_answers_racing_in_one_process_exactly_one_wins(tmp_path: Path) -> None:
-    first, second = RunStore(tmp_path / "r.db"), RunStore(tmp_path / "r.db")
+    first, second = Runs(RunStore(tmp_path / "r.db")), Runs(RunStore(tmp_path / "r.db"))
     for each in (first, second):
         each.register(approval_graph())
-    result = await run_graph(approval_graph(), {"to": "Bo"}, store=first)
-    outcomes = await asyncio.gather(resume(first, result.run_id or "", "Approve", by="a"),
-                                    resume(second, result.run_id or "", "Discard", by="b"))
+    result = await first.start("approval", {"to": "Bo"})
+    outcomes = await asyncio.gather(first.resume(result.run_id or "", "Approve", by="a"),
+                                    second.resume(result.run_id or "", "Discard", by="b"))
     assert sorted(o.already_answered for o in outcomes) == [False, True]
     assert len({o["decision"] for o in outcomes}) == 1
 
 
-async def test_an_expired_wait_follows_on_expiry(store: RunStore) -> None:
-    result = await run_graph(approval_graph(expires_after=60), {"to": "Cy"}, store=store)
-    assert await expire_due(store, now=time.time()) == []  # not due yet
-    (expired,) = await expire_due(store, now=time.time() + 61)
+async def test_an_expired_wait_follows_on_expiry(store: RunStore, runs: Runs) -> None:
+    result = await runs.start(approval_graph(expires_after=60), {"to": "Cy"})
+    assert await runs.expire_due(now=time.time()) == []  # not due yet
+    (expired,) = await runs.expire_due(now=time.time() + 61)
     assert expired.run_id == result.run_id and expired.status == "completed"
     assert expired["sent"] is None and "WaitExpired" in expired["errors"]["approval"]
-    late = await resume(store, result.run_id or "", "Approve", by="owner")
+    late = await runs.resume(result.run_id or "", "Approve", by="owner")
     assert late.already_answered and "decision" not in late
     assert store.waits(status="expired")[0].key == "approval:1"
 
 
-async def test_cancel_closes_the_wait(store: RunStore) -> None:
-    result = await run_graph(approval_graph(), {"to": "Di"}, store=store)
-    assert cancel(store, result.run_id or "", by="telegram:42")
-    assert not cancel(store, result.run_id or "")
+async def test_cancel_closes_the_wait(store: RunStore, runs: Runs) -> None:
+    result = await runs.start(approval_graph(), {"to": "Di"})
+    assert runs.cancel(result.run_id or "", by="telegram:42")
+    assert not runs.cancel(result.run_id or "")
     assert store.run(result.run_id or "").status == "cancelled"  # type: ignore[union-attr]
-    assert (await resume(store, result.run_id or "", "Approve", by="x")).already_answered
+    assert (await runs.resume(result.run_id or "", "Approve", by="x")).already_answered
     assert store.events(result.run_id or "")[-1]["status"] == "cancelled"
 
 
-async def test_recover_continues_a_running_run_from_its_frontier(store: RunStore) -> None:
+async def test_recover_continues_a_running_run_from_its_frontier(store: RunStore, runs: Runs) -> None:
     calls: Counter[str] = Counter()
     gate = asyncio.Event()
 
@@ -162,7 +166,7 @@ async def test_recover_continues_a_running_run_from_its_frontier(store: RunStore
         built.add_edge("first", "second")
         return built
 
-    task = asyncio.create_task(run_graph(graph(), {}, store=store))
+    task = asyncio.create_task(runs.start(graph(), {}))
     deadline = time.monotonic() + 10
     while calls["second"] == 0:  # let the run reach second (in flight), then "crash" it
         assert time.monotonic() < deadline
@@ -171,13 +175,13 @@ async def test_recover_continues_a_running_run_from_its_frontier(store: RunStore
     with pytest.raises(asyncio.CancelledError):
         await task
     gate.set()
-    (recovered,) = await recover(store)
+    (recovered,) = await runs.recover()
     assert dict(recovered) == {"first": 1, "second": 2}
     assert calls == {"first": 1, "second": 2}
-    assert load(store, recovered.run_id or "").status == "completed"
+    assert runs.load(recovered.run_id or "").status == "completed"
 
 
-async def test_a_non_json_write_names_the_node_and_key(store: RunStore) -> None:
+async def test_a_non_json_write_names_the_node_and_key(store: RunStore, runs: Runs) -> None:
     graph = Graph("bad")
     graph.add_node(Node("maker", lambda s: {"ok": 1, "when": object()}))
     graph.add_edge(START, "maker")
@@ -188,9 +192,9 @@ async def test_a_non_json_write_names_the_node_and_key(store: RunStore) -> None:
         await run_graph(graph, {"x": {1, 2}}, store=store)
 
 
-async def test_the_log_is_the_trace_and_exports_as_jsonl(store: RunStore, tmp_path: Path) -> None:
+async def test_the_log_is_the_trace_and_exports_as_jsonl(store: RunStore, runs: Runs, tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
-    result = await run_graph(approval_graph(), {"to": "Ed"}, store=store, observer=seen.append)
+    result = await runs.start(approval_graph(), {"to": "Ed"}, observer=seen.append)
     stored = store.events(result.run_id or "")
     assert stored == seen
     path = tmp_path / "trace.jsonl"
@@ -198,7 +202,7 @@ async def test_the_log_is_the_trace_and_exports_as_jsonl(store: RunStore, tmp_pa
     assert read_jsonl(path) == stored
 
 
-async def test_costs_sum_the_model_calls(store: RunStore) -> None:
+async def test_costs_sum_the_model_calls(store: RunStore, runs: Runs) -> None:
     from graphs.engine import node_observer
 
     async def agent(state: dict[str, Any]) -> dict[str, Any]:
@@ -233,7 +237,7 @@ async def test_storage_grows_with_bytes_written_not_steps_times_state(tmp_path: 
         graph.add_node(Node(f"n{i}", kilobyte(f"k{i}")))
         graph.add_edge(previous, f"n{i}")
         previous = f"n{i}"
-    result = await run_graph(graph, {}, store=store, max_steps=100)
+    result = await Runs(store).start(GraphWorkflow(graph, max_steps=100), {})
     assert len(result) == 100 and result.status == "completed"
     store.close()  # the last connection closing checkpoints the WAL into the file
     size = path.stat().st_size + (path.with_suffix(".db-wal").stat().st_size
@@ -241,18 +245,19 @@ async def test_storage_grows_with_bytes_written_not_steps_times_state(tmp_path: 
     print(f"100 steps of 1 KB: {size} bytes")
     assert size < 4 * 100 * 1024, size  # a whole-state-per-step log would need ~5 MB
     reopened = RunStore(path)
-    assert dict(load(reopened, result.run_id or "")) == dict(result)
+    assert dict(Runs(reopened).load( result.run_id or "")) == dict(result)
     reopened.close()
 
 
 def test_runs_list_with_workflow_meta_and_route(tmp_path: Path) -> None:
     async def scenario() -> list[str]:
         store = RunStore(tmp_path / "l.db")
+        runs = Runs(store)
         ids = []
         for who in ("A", "B"):
-            ids.append((await run_graph(approval_graph(), {"to": who}, store=store,
+            ids.append((await runs.start(approval_graph(), {"to": who},
                                         meta={"who": who})).run_id or "")
-        await resume(store, ids[0], "Discard", by="owner")
+        await runs.resume(ids[0], "Discard", by="owner")
         listed = store.runs()
         assert [(r.id, r.status, r.meta["who"]) for r in listed] == [
             (ids[1], "waiting", "B"), (ids[0], "completed", "A")]
@@ -264,7 +269,7 @@ def test_runs_list_with_workflow_meta_and_route(tmp_path: Path) -> None:
     assert os.path.exists(tmp_path / "l.db")
 
 
-async def test_two_waits_answered_while_the_run_is_still_running(store: RunStore) -> None:
+async def test_two_waits_answered_while_the_run_is_still_running(store: RunStore, runs: Runs) -> None:
     gate, calls = asyncio.Event(), Counter[str]()
 
     async def busy(state: dict[str, Any]) -> dict[str, Any]:
@@ -284,22 +289,22 @@ async def test_two_waits_answered_while_the_run_is_still_running(store: RunStore
     for name in ("ask_a", "ask_b", "busy"):
         graph.add_edge(START, name)
         graph.add_edge(name, "join")
-    store.register(graph)
-    first = asyncio.create_task(run_graph(graph, {}, store=store))
+    runs.register(graph)
+    first = asyncio.create_task(runs.start(graph, {}))
     deadline = time.monotonic() + 10
     while len(store.waits()) < 2:  # both questions asked; busy is still at work
         assert time.monotonic() < deadline and not first.done()
         await asyncio.sleep(0.001)
     run_id = store.waits()[0].run_id
     for answer in ("yes to A", "yes to B"):
-        taken = await asyncio.wait_for(resume(store, run_id, answer, by="owner"), timeout=10)
+        taken = await asyncio.wait_for(runs.resume(run_id, answer, by="owner"), timeout=10)
         assert taken.status == "running" and not taken.already_answered  # recorded, not rerun
     assert store.waits() == [] and calls == {"busy": 1}
     gate.set()
     parked = await first
     assert parked.status == "waiting"  # it parked with both answers waiting to be taken up
-    (done,) = await expire_due(store)
+    (done,) = await runs.expire_due()
     assert done.status == "completed"
     assert done["joined"] == ["yes to A", "yes to B", "done"]
     assert calls == {"busy": 1, "join": 1}
-    assert await expire_due(store) == []  # nothing left to take up
+    assert await runs.expire_due() == []  # nothing left to take up

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graphs.engine import (
+from graphs import (
     END,
     START,
     Graph,

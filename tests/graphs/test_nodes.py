@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from graphs.engine import END, START, Graph, GraphBuildError, Node, run_graph
+from graphs import END, START, Graph, GraphBuildError, Node, run_graph
 from graphs.mermaid import to_mermaid
 from graphs.nodes import route_on, route_when, tool_node
 

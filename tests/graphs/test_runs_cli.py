@@ -17,12 +17,13 @@ from graphs import END, START, Graph, Node, RunStore, human_node, route_on, run_
 
 def test_public_names_are_the_listed_ones() -> None:
     assert sorted(graphs.__all__) == sorted(
-        ["END", "START", "Graph", "GraphBuildError", "GraphRunError", "GraphState",
-         "JsonlTrace", "Node", "Observer", "RetryPolicy", "RunInfo", "RunResult", "RunStore",
-         "Suspend", "WaitExpired", "WaitInfo", "agent_node", "cancel", "expire_due",
-         "human_node", "is_transient", "llm_node", "load", "node_observer", "node_statuses",
-         "recover", "resume", "resume_value", "route_on", "route_when", "run_graph",
-         "to_mermaid", "tool_node"])
+        ["END", "START", "AgentLoop", "ChatModel", "Graph", "GraphBuildError",
+         "GraphRunError", "GraphState", "GraphWorkflow", "JsonlTrace", "Node", "NodeFn",
+         "Observer", "Registry", "RetryPolicy", "RouteFn", "RunInfo", "RunRecord", "RunResult",
+         "RunStatus", "RunStore", "Runs", "Suspend", "WaitExpired", "WaitInfo", "agent_node",
+         "continue_graph", "cost_totals", "human_node", "is_transient", "llm_node",
+         "node_observer", "node_statuses", "parse_json_object", "resume_value", "route_on",
+         "route_when", "run_graph", "to_mermaid", "tool_node"])
     assert all(hasattr(graphs, name) for name in graphs.__all__)
 
 

@@ -1,0 +1,53 @@
+"""What workflows and nodes need of a model and of the tool loop, and how a reply's JSON is read.
+
+``bot.models.Model`` satisfies ``ChatModel`` and ``bot.agent.run_loop`` satisfies
+``AgentLoop``; typing them here, by small protocols, is how ``graphs/`` never imports
+``bot/``. Messages are plain mappings (``{"role": "user", "content": ...}``).
+``parse_json_object`` is the one reader of "the JSON object in a model's reply".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable
+from typing import Any, Protocol
+
+from graphs.graph import Observer
+
+
+class HasText(Protocol):
+    """What a node reads from a model reply or a loop result."""
+
+    @property
+    def text(self) -> str: ...
+
+
+class ChatModel(Protocol):
+    """A model of one role (small or big)."""
+
+    async def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024,
+                       purpose: str | None = None,
+                       observer: Observer | None = None) -> HasText: ...
+
+
+class AgentLoop(Protocol):
+    """The tool loop: the model picks tools until it answers."""
+
+    def __call__(self, model: Any, messages: list[dict[str, Any]], tools: Any, caller: Any, *,
+                 max_iterations: int = 8, observer: Observer | None = None,
+                 purpose: str = "agent") -> Awaitable[HasText]: ...
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in a model's reply (bare, or inside prose or a code fence)."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            found, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            found = None
+        if isinstance(found, dict):
+            return found
+        start = text.find("{", start + 1)
+    return None
