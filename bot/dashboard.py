@@ -9,7 +9,7 @@ nothing to change, so there is nothing to forge. The pages build their DOM from 
 
 Usage::
 
-    server = await start_dashboard(DashboardData(store, graphs), port=0)
+    server = await start_dashboard(DashboardData(store, registry), port=0)
     print(server.url)          # http://127.0.0.1:41234/
     await server.close()
 """
@@ -22,7 +22,7 @@ import ipaddress
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,8 +31,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from bot.dashboard_data import STATUSES, list_runs, run_detail
-from graphs.engine import Graph
-from graphs.store import RunStore
+from graphs.runs import Registry, RunStore
 
 if TYPE_CHECKING:
     from bot.services import Services
@@ -62,10 +61,10 @@ class DashboardRefused(ValueError):
 
 @dataclass
 class DashboardData:
-    """Where the pages read from: the run log and the workflow graphs by name."""
+    """Where the pages read from: the run log and the workflows by name."""
 
     store: RunStore
-    graphs: Mapping[str, Graph]
+    registry: Registry
 
 
 @dataclass
@@ -138,7 +137,7 @@ async def serve_dashboard(services: Services, settings: Settings, *, host: str |
     # A connection of its own: the pages read while the workflows write.
     reader = RunStore(settings.database)
     try:
-        server = await start_dashboard(DashboardData(reader, services.store.graphs), host, port,
+        server = await start_dashboard(DashboardData(reader, services.runs.registry), host, port,
                                        os.environ.get(TOKEN_ENV) or None)
     except BaseException:
         reader.close()
@@ -224,7 +223,7 @@ def _api_runs(data: DashboardData) -> Handler:
 
 def _api_run(data: DashboardData) -> Handler:
     async def run(request: web.Request) -> web.StreamResponse:
-        detail = run_detail(data.store, data.graphs, request.match_info["run_id"])
+        detail = run_detail(data.store, data.registry, request.match_info["run_id"])
         if detail is None:
             return _refuse(404, "There is no such run.")
         return web.json_response(detail, dumps=_dumps)

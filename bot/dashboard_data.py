@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.dashboard_graph import edges_of, render_svg, taken_edges
-from graphs.durable import load
-from graphs.engine import END, START, Graph
-from graphs.flows_store import flow_view
-from graphs.store import RunInfo, RunStore, WaitInfo, cost_totals
+from graphs import END, START, Graph, cost_totals
+from graphs.flows import flow_view
+from graphs.runs import Registry, RunInfo, RunStore, WaitInfo, result_of
 
 STATUSES = ("waiting", "running", "failed", "completed", "cancelled")
 SCAN_LIMIT = 500  # runs read to filter by route and to list the routes seen
@@ -77,7 +76,7 @@ class Bar:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-def run_detail(store: RunStore, graphs: Mapping[str, Graph], run_id: str,
+def run_detail(store: RunStore, registry: Registry, run_id: str,
                now: float | None = None) -> dict[str, Any] | None:
     """Everything the run page shows, or None for an unknown run."""
     run = store.run(run_id)
@@ -89,15 +88,14 @@ def run_detail(store: RunStore, graphs: Mapping[str, Graph], run_id: str,
     bars, routes = read_bars(events, run, now)
     if run.status == "running":
         bars += in_flight(store, run_id, bars, now)
-    graph = graphs.get(run.workflow)
-    if not isinstance(graph, Graph):  # a code workflow (graphs/flows.py) has steps, no edges
-        graph = None
+    workflow = registry.get(run.workflow)
+    graph = None if workflow is None else workflow.graph  # a code workflow has steps instead
     return {"run": run_row(run, cost_totals(events), open_wait, now),
             "timeline": timeline(bars, routes, run.started_at),
             "graph_svg": path_svg(graph, bars, routes, run.status) if graph else None,
             "waits": [_wait_view(w) for w in store.waits(None, run_id)],
-            "state": dict(load(store, run_id)), "events": events, "now": now,
-            "flow": flow_view(store.conn, run_id),
+            "state": dict(result_of(store.record(run_id))), "events": events, "now": now,
+            "flow": flow_view(store.steps(run_id)),
             "live": run.status in ("running", "waiting")}
 
 
@@ -154,11 +152,8 @@ def in_flight(store: RunStore, run_id: str, bars: list[Bar], now: float) -> list
     """Nodes a running run is on now. Their start is only stored with their end, so they are
     read from the last node boundary's frontier, starting when they became ready."""
     since: dict[str, float] = {}
-    # The frontier column is the run log's own record of what was left to run.
-    for t, frontier in store.conn.execute(
-            "SELECT t, frontier FROM run_events WHERE run_id = ? AND frontier IS NOT NULL"
-            " ORDER BY seq", (run_id,)):
-        since = {n: since.get(n, float(t)) for n in json.loads(frontier).get("ready", [])}
+    for t, frontier in store.frontiers(run_id):  # the run log's record of what was left
+        since = {n: since.get(n, float(t)) for n in frontier.get("ready", [])}
     shown = {b.node for b in bars if b.status in ("running", "waiting")}
     return [Bar(node, t, now, "active") for node, t in since.items() if node not in shown]
 

@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 from bot.settings import Settings
-from graphs.flows_store import flow_view, matrix_text
-from graphs.store import RunInfo, RunStore
+from graphs.flows import flow_view, matrix_text
+from graphs.runs import RunInfo, RunStore
 
 _SKIP = {"event", "run_id", "t", "node"}
 
@@ -61,7 +61,7 @@ def show(store: RunStore, run_id: str) -> int:
     if costs["calls"]:
         print(f"model calls: {costs['calls']}, tokens in/out {costs['input_tokens']}/"
               f"{costs['output_tokens']}, ${costs['cost_usd']:.4f}")
-    for grid in flow_view(store.conn, run_id)["pipelines"]:  # code workflows' pipelines
+    for grid in flow_view(store.steps(run_id))["pipelines"]:  # code workflows' pipelines
         print(matrix_text(grid))
     return 0
 

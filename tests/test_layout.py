@@ -1,0 +1,107 @@
+"""The code layout rules (issue 14): arrows one way, no circles, one owner for the run tables.
+
+Read with ``ast`` from the source, so a rule broken anywhere fails here, naming the place:
+no import circle between project modules (imports inside functions count too), no module
+importing another's underscore name, SQL naming a run table only under ``graphs/runs/``,
+``graphs/`` importing nothing from ``bot/`` or ``memory/``, and the engine importing nothing
+of ours beyond the graph vocabulary and the event emitter.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("bot", "graphs", "memory", "sqlitedb")
+RUN_TABLE_SQL = re.compile(
+    r"\b(FROM|INTO|UPDATE|JOIN|TABLE|ON)\s+(runs|run_events|run_waits|run_steps)\b", re.I)
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def imports(path: Path, known: dict[str, Path]) -> list[tuple[str, list[str], int]]:
+    """(module imported, names taken from it, line) for every import of a project module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, [], node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [alias.name for alias in node.names]
+            found.append((node.module, names, node.lineno))
+            # ``from package import module`` imports that module too
+            found += [(f"{node.module}.{name}", [], node.lineno) for name in names
+                      if f"{node.module}.{name}" in known]
+    return [(module, names, line) for module, names, line in found if module in known]
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: {target for target, _, _ in imports(path, known) if target != name}
+            for name, path in known.items()}
+
+
+def test_no_import_circle_between_project_modules() -> None:
+    edges = graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        path.append(name)
+        for target in sorted(edges.get(name, ())):
+            if state.get(target) == 1:
+                circles.append([*path[path.index(target):], target])
+            elif target not in state:
+                visit(target)
+        path.pop()
+        state[name] = 2
+
+    for name in sorted(edges):
+        if name not in state:
+            visit(name)
+    # a package's __init__ importing its own modules is how a package lists its public names
+    circles = [c for c in circles if not any(b.startswith(a + ".") for a, b in zip(c, c[1:]))]
+    assert circles == [], "import circles: " + "; ".join(" -> ".join(c) for c in circles)
+
+
+def test_no_module_imports_another_modules_underscore_name() -> None:
+    known = modules()
+    offences = [f"{path.relative_to(ROOT)}:{line} takes {name} from {module}"
+                for path in known.values() for module, names, line in imports(path, known)
+                for name in names if name.startswith("_") and not name.startswith("__")]
+    assert offences == []
+
+
+def test_run_table_sql_only_under_graphs_runs() -> None:
+    offences = []
+    for path in [*modules().values(), *sorted((ROOT / "bench").glob("*.py"))]:
+        if path.is_relative_to(ROOT / "graphs" / "runs"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and RUN_TABLE_SQL.search(node.value):
+                offences.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offences == [], "SQL on the run tables outside graphs/runs: " + ", ".join(offences)
+
+
+def test_arrows_point_one_way() -> None:
+    edges = graph()
+    wrong = [f"{src} imports {dst}" for src, targets in edges.items() for dst in targets
+             if (src.startswith("graphs") and dst.split(".")[0] in ("bot", "memory"))
+             or (src.startswith("memory") and dst.split(".")[0] in ("bot", "graphs"))
+             or (src == "sqlitedb" and dst != "sqlitedb")]
+    assert wrong == []
+    assert edges["graphs.engine"] <= {"graphs.graph", "graphs.events"}
+    assert edges["graphs.graph"] == set()
