@@ -28,8 +28,8 @@ from langgraph.graph import END as LG_END
 from langgraph.graph import START as LG_START
 from langgraph.graph import StateGraph
 
-from graphs.engine import END, START, Graph, GraphState, Node, run_graph
-from graphs.store import RunStore
+from graphs import END, START, Graph, GraphState, Node, run_graph
+from graphs.runs import RunStore
 
 STEPS, KB = 100, "x" * 1024
 

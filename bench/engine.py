@@ -24,7 +24,7 @@ from langgraph.graph import END as LG_END
 from langgraph.graph import START as LG_START
 from langgraph.graph import StateGraph
 
-from graphs.engine import END, START, Graph, Node, run_graph
+from graphs import END, START, Graph, Node, run_graph
 
 # A shape: (nodes, plain edges, joins (sources, target), router (source, {label: target}))
 Shape = tuple[list[str], list[tuple[str, str]], list[tuple[list[str], str]],

@@ -35,7 +35,7 @@ from bot.models import Models
 from bot.models.base import Message, Observer, Reply, ToolSpec, Usage, emit, resolve_observer
 from bot.services import Services
 from bot.settings import Settings
-from graphs.engine import run_graph
+from graphs import run_graph
 
 OWNER = "1"
 CHATS = 200
