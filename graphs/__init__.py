@@ -2,7 +2,8 @@
 ``bot/`` or ``memory/``. The vocabulary is ``graphs.graph``, the run loop ``graphs.engine``,
 the durable run ``graphs.runs``."""
 
-from graphs.engine import continue_graph, node_observer, resume_value, run_graph
+from graphs.engine import continue_graph, run_graph
+from graphs.events import node_observer, resume_value
 from graphs.graph import (
     END,
     START,

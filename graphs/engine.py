@@ -13,14 +13,13 @@ store, each node boundary is recorded with the frontier (ready, waiting, visits)
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.events import RunEvents
+from graphs.events import NO_ANSWER, RunEvents, node_scope
 from graphs.graph import (
     END,
     START,
@@ -29,30 +28,13 @@ from graphs.graph import (
     GraphState,
     Node,
     Observer,
-    Route,
     RunLog,
     RunResult,
     Suspend,
     is_transient,
 )
 
-__all__ = ["continue_graph", "node_observer", "resume_value", "run_graph"]
-
-_NO_ANSWER: Any = object()
-_node_ctx: contextvars.ContextVar[tuple[_Run, str, Any]] = contextvars.ContextVar("graph_node")
-
-
-def node_observer() -> Observer | None:
-    """Inside a node of an observed run: an observer that tags events with run, node and t."""
-    if (ctx := _node_ctx.get(None)) is None or not ctx[0].events.on:
-        return None
-    return ctx[0].events.forward(ctx[1])
-
-
-def resume_value(default: Any = None) -> Any:
-    """Inside a node continued with an answer: the answer it was given, else ``default``."""
-    ctx = _node_ctx.get(None)
-    return default if ctx is None or ctx[2] is _NO_ANSWER else ctx[2]
+__all__ = ["continue_graph", "run_graph"]
 
 
 class _Run:
@@ -148,9 +130,10 @@ class _Run:
     async def _visit(self, name: str) -> None:
         """Call the node, retrying transient failures per its policy; then finish it."""
         node, attempt = self.g.nodes[name], 1
-        answer = self.answers[name][1] if name in self.answers else _NO_ANSWER
+        answer = self.answers[name][1] if name in self.answers else NO_ANSWER
         # Only nodes that may read it need the context (it costs on the hot path).
-        token = _node_ctx.set((self, name, answer)) if self.events.on or self.answers else None
+        token = (node_scope.set((self.events, name, answer)) if self.events.on or self.answers
+                 else None)
         try:
             while True:
                 t0 = time.perf_counter()
@@ -175,7 +158,7 @@ class _Run:
                     return self._finish(name, writes, None, attempt, time.perf_counter() - t0)
         finally:
             if token is not None:
-                _node_ctx.reset(token)
+                node_scope.reset(token)
 
     async def _call(self, node: Node) -> GraphState:
         if node.is_async and node.timeout is None:  # the hot path: nothing to wrap
@@ -199,7 +182,8 @@ class _Run:
         if error is None:
             self._merge(name, started, writes)
             try:
-                routes = self.next_nodes(name) if name in self.g.routers else routes
+                routes = self.g.next_nodes(name, self.state) if name in self.g.routers \
+                    else routes
             except Exception as exc:  # a router belongs to its node: so does its failure
                 error = exc
         if error is not None:
@@ -247,16 +231,6 @@ class _Run:
         self.events.emit("wait", **self.waiting[name])
         self.record({}, name, taken)
 
-    def next_nodes(self, name: str) -> list[Route]:
-        """Where a finished node leads: its plain edges, then its router's pick (labelled)."""
-        if name not in self.g.routers:
-            return self.g.plain[name]
-        route, targets = self.g.routers[name]
-        if (label := route(self.state)) not in targets:
-            raise GraphRunError(f"router of {name!r} chose {label!r}, not one of "
-                                f"{sorted(targets)}")
-        return [*self.g.plain[name], (targets[label], label)]
-
     def _end(self, error: str | None = None) -> RunResult:
         """Settle the status; report it, with what a failed node kept from running."""
         failed = self.failed is not None or error is not None
@@ -287,7 +261,7 @@ async def run_graph(graph: Graph, state: GraphState, observer: Observer | None =
         store.begin(run.events.run_id, graph.name, result, max_steps)
     if run.events.on:
         run.events.emit("graph_start", workflow=graph.name)
-    run.triggered = {target: None for target, _ in run.next_nodes(START) if target != END}
+    run.triggered = {target: None for target, _ in graph.next_nodes(START, result) if target != END}
     run.record({})
     return await run.go()
 

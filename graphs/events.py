@@ -8,6 +8,7 @@ way a run records that it waits for an answer.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from typing import Any
@@ -15,6 +16,22 @@ from typing import Any
 from graphs.graph import GraphState, Observer, RunLog
 
 log = logging.getLogger(__name__)
+NO_ANSWER: Any = object()  # a node visited without an answer to read
+# Inside a node: (the run's events, the node's name, the answer it was woken with).
+node_scope: contextvars.ContextVar[tuple[RunEvents, str, Any]] = contextvars.ContextVar("node")
+
+
+def node_observer() -> Observer | None:
+    """Inside a node of an observed run: an observer that tags events with run, node and t."""
+    if (scope := node_scope.get(None)) is None or not scope[0].on:
+        return None
+    return scope[0].forward(scope[1])
+
+
+def resume_value(default: Any = None) -> Any:
+    """Inside a node continued with an answer: the answer it was given, else ``default``."""
+    scope = node_scope.get(None)
+    return default if scope is None or scope[2] is NO_ANSWER else scope[2]
 
 
 class RunEvents:

@@ -115,6 +115,16 @@ class Graph:
         self.routers[src] = (route, dict(targets))
         self.reach = {}
 
+    def next_nodes(self, name: str, state: GraphState) -> list[Route]:
+        """Where a finished node leads: its plain edges, then its router's pick (labelled)."""
+        if name not in self.routers:
+            return self.plain[name]
+        route, targets = self.routers[name]
+        if (label := route(state)) not in targets:
+            raise GraphRunError(f"router of {name!r} chose {label!r}, not one of "
+                                f"{sorted(targets)}")
+        return [*self.plain[name], (targets[label], label)]
+
     def compiled(self) -> Graph:
         """Check the graph (a GraphBuildError names the nodes); work out what runs read."""
         if self.reach:

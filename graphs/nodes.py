@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from graphs.agent_nodes import agent_node, llm_node
-from graphs.engine import resume_value
+from graphs.events import resume_value
 from graphs.graph import END, GraphState, Node, NodeFn, RouteFn, Suspend
 
 __all__ = ["WaitExpired", "agent_node", "human_node", "llm_node", "route_on", "route_when",

@@ -143,12 +143,9 @@ def resolve_observer(observer: Observer | None) -> Observer | None:
     """The observer passed in, else the current graph node's (when running inside one)."""
     if observer is not None:
         return observer
-    try:
-        from graphs.engine import node_observer  # type: ignore[attr-defined, unused-ignore]
-    except ImportError:  # the engine (or its node_observer) is not there: no graph, no events
-        return None
-    found: Observer | None = node_observer()
-    return found
+    from graphs.events import node_observer  # lazily: models load without the graphs package
+
+    return node_observer()
 
 
 def emit(observer: Observer | None, event: dict[str, Any]) -> None:

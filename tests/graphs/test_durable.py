@@ -203,7 +203,7 @@ async def test_the_log_is_the_trace_and_exports_as_jsonl(store: RunStore, runs: 
 
 
 async def test_costs_sum_the_model_calls(store: RunStore, runs: Runs) -> None:
-    from graphs.engine import node_observer
+    from graphs import node_observer
 
     async def agent(state: dict[str, Any]) -> dict[str, Any]:
         observe = node_observer()
