@@ -146,7 +146,7 @@ class _Run:
                     if (policy is None or attempt >= policy.max_attempts
                             or not (policy.retry_on or is_transient)(exc)):
                         return self._finish(name, None, exc, attempt, took)
-                    delay = min(policy.max_delay, policy.delay * policy.backoff ** (attempt - 1))
+                    delay = policy.wait_before(attempt) or 0.0
                     self.events.emit("node_end", node=name, duration_s=took, wrote=[],
                                      error=_describe(exc), attempt=attempt, retry_in=delay)
                     self.events.record()

@@ -39,15 +39,26 @@ class Suspend(BaseException):  # a signal, not an error: ``except Exception`` ca
         self.wait = wait
 
 
-@dataclass
+@dataclass(frozen=True)
 class RetryPolicy:
-    """Retry transient failures; before attempt n+1 wait ``delay * backoff**(n-1)`` (capped)."""
+    """Retry transient failures; before attempt n+1 wait ``delay * backoff**(n-1)`` (capped).
+
+    The one policy for a node (``Node.retry``) and for a model call (``bot.models.retry``);
+    a server's own retry-after is kept when it asks for at most ``max_retry_after`` seconds.
+    """
 
     max_attempts: int = 3
     delay: float = 0.2
     backoff: float = 2.0
     max_delay: float = 10.0
     retry_on: Callable[[BaseException], bool] | None = None  # default: is_transient
+    max_retry_after: float = 30.0  # asked to wait longer than this: give up instead
+
+    def wait_before(self, attempt: int, retry_after: float | None = None) -> float | None:
+        """Seconds to wait after failed attempt ``attempt``; None means give up now."""
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        return float(min(self.max_delay, self.delay * self.backoff ** (attempt - 1)))
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -24,8 +24,8 @@ from bot.models.base import (
 from bot.models.guarded import GuardedModel, ProviderClient
 from bot.models.offline import OfflineModel, classify_offline, parse_intent
 from bot.models.openai import OpenAIClient
-from bot.models.retry import RetryPolicy
 from bot.settings import Settings
+from graphs.graph import RetryPolicy
 
 __all__ = [
     "DEFAULT_MODELS",

@@ -25,7 +25,8 @@ from bot.models.base import (
     resolve_observer,
 )
 from bot.models.offline import OfflineModel
-from bot.models.retry import ProviderFailure, RetryPolicy, Sleep, call_with_retry
+from bot.models.retry import MODEL_RETRY, ProviderFailure, Sleep, call_with_retry
+from graphs.graph import RetryPolicy
 
 # Replies to these purposes are parsed as JSON: a fallback note must not be prepended to them.
 STRUCTURED_PURPOSES = frozenset({"classify", "check_tone"})
@@ -57,7 +58,7 @@ class GuardedModel:
         self._prices = prices
         self._ledger = ledger
         self._budget = budget_usd
-        self._policy = policy or RetryPolicy()
+        self._policy = policy or MODEL_RETRY
         self._sleep = sleep
         self._down_for = down_for_s
         self._clock = clock

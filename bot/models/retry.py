@@ -10,10 +10,10 @@ import asyncio
 import email.utils
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bot.models.base import ModelError
+from graphs.graph import RetryPolicy
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
@@ -30,20 +30,7 @@ class ProviderFailure(ModelError):
         self.retry_after = retry_after
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How many attempts, and how long to wait between them."""
-
-    attempts: int = 3
-    base_delay: float = 0.5
-    max_delay: float = 8.0
-    max_retry_after: float = 30.0  # asked to wait longer than this: treat the provider as down
-
-    def delay(self, attempt: int, retry_after: float | None) -> float | None:
-        """Seconds to wait after failed attempt number ``attempt``; None means give up now."""
-        if retry_after is not None:
-            return retry_after if retry_after <= self.max_retry_after else None
-        return float(min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+MODEL_RETRY = RetryPolicy(max_attempts=3, delay=0.5, backoff=2.0, max_delay=8.0)
 
 
 async def call_with_retry(call: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
@@ -54,9 +41,9 @@ async def call_with_retry(call: Callable[[], Awaitable[T]], policy: RetryPolicy,
         try:
             return await call()
         except ProviderFailure as failure:
-            if not failure.transient or attempt >= policy.attempts:
+            if not failure.transient or attempt >= policy.max_attempts:
                 raise
-            wait = policy.delay(attempt, failure.retry_after)
+            wait = policy.wait_before(attempt, failure.retry_after)
             if wait is None:
                 raise
             await sleep(wait)

@@ -13,8 +13,8 @@ from bot.costs import CostLedger, Price, PriceTable
 from bot.models.anthropic import AnthropicClient
 from bot.models.guarded import GuardedModel
 from bot.models.openai import OpenAIClient
-from bot.models.retry import RetryPolicy
 from bot.tools import Caller, ToolRegistry
+from graphs import RetryPolicy
 from memory.db import connect
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -87,7 +87,8 @@ def guarded(client: OpenAIClient | AnthropicClient, sleeps: SleepRecorder, *,
             budget: float | None = None) -> GuardedModel:
     """A provider client behind our guard, with the recorded sleep and the test prices."""
     return GuardedModel(client, role=role, prices=PRICES, ledger=ledger, budget_usd=budget,
-                        policy=RetryPolicy(attempts=attempts), sleep=sleeps)
+                        policy=RetryPolicy(max_attempts=attempts, delay=0.5, max_delay=8.0),
+                        sleep=sleeps)
 
 
 def openai_model(server: FakeOpenAIServer, sleeps: SleepRecorder, *,
