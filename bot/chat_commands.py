@@ -1,5 +1,5 @@
-"""The chat commands every adapter shares (/start, /help, /notes, /forget, /cancel, /draft,
-/brief).
+"""The chat commands every adapter shares (/start, /help, /notes, /forget, /cancel, and the
+workflow commands of ``bot.workflow_commands``: /draft, /brief).
 
 The gateway calls ``parse`` on each message and, for a command, ``CommandHandler.handle``;
 adapters only register the list in ``COMMANDS`` with their platform's command menu.
@@ -10,22 +10,48 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.workflow_commands import WORKFLOW_COMMANDS
 from memory.notes import Memory
 
-COMMANDS: list[tuple[str, str]] = [
-    ("help", "what I can do"),
-    ("notes", "your recent notes"),
-    ("forget", "delete a note: /forget ID"),
-    ("cancel", "cancel this chat's waiting run"),
-    ("draft", "owner only: draft content for approval: /draft BRIEF"),
-    ("brief", "owner only: your morning briefing"),
+# (name, menu description, what it takes after its name) of the commands without a workflow.
+PLAIN_COMMANDS: list[tuple[str, str, str]] = [
+    ("help", "what I can do", ""),
+    ("notes", "your recent notes", ""),
+    ("forget", "delete a note: /forget ID", "ID"),
+    ("cancel", "cancel this chat's waiting run", ""),
 ]
+
+COMMANDS: list[tuple[str, str]] = [
+    *[(name, description) for name, description, _ in PLAIN_COMMANDS],
+    *[(command.name, command.description) for command in WORKFLOW_COMMANDS.values()],
+]
+# The commands a platform's menu asks a text for (Discord's slash command option).
+COMMANDS_WITH_ARGUMENT = frozenset(
+    [name for name, _, argument in PLAIN_COMMANDS if argument]
+    + [command.name for command in WORKFLOW_COMMANDS.values() if command.argument])
+
+
+def and_list(items: list[str]) -> str:
+    """``a, b and c``."""
+    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
+
+
+def commands_line() -> str:
+    """The /help line listing every command, the owner's own last."""
+    everyone = [f"/{name} {argument}".strip() for name, _, argument in PLAIN_COMMANDS]
+    everyone += [c.usage for c in WORKFLOW_COMMANDS.values() if not c.owner_only]
+    owner = [c.usage for c in WORKFLOW_COMMANDS.values() if c.owner_only]
+    listed = ", ".join(everyone)
+    if owner:
+        listed += f", {and_list(owner)} (owner only)"
+    return f"Commands: {listed}."
+
 
 HELP_TEXT = """I'm Frontdesk, a front-desk assistant. Write to me in plain words:
 - "remember that …" saves a note; ask me about it later;
 - ask about today's agenda or your schedule;
 - anything urgent is passed on to the owner at once.
-Commands: /help, /notes, /forget ID, /cancel, /draft BRIEF and /brief (owner only)."""
+""" + commands_line()
 
 START_TEXT = "Hello! " + HELP_TEXT
 
@@ -71,7 +97,7 @@ class CommandHandler:
             return self._forget(scope, command.argument)
         if command.name == "cancel":
             return await cancel()
-        if command.name in ("draft", "brief"):
+        if command.name in WORKFLOW_COMMANDS:
             return None
         return f"I don't know the command /{command.name[:32]}. Try /help."
 

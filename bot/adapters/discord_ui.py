@@ -21,7 +21,7 @@ import discord
 from discord import app_commands
 
 from bot.adapters.discord_format import DISCORD_MESSAGE_LIMIT
-from bot.chat_commands import COMMANDS
+from bot.chat_commands import COMMANDS, COMMANDS_WITH_ARGUMENT
 from bot.messages import Button, PressResult
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 CUSTOM_ID_PREFIX = "fd:"
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{1,64}"
 MAX_BUTTONS = 25  # five rows of five
-COMMANDS_WITH_ARGUMENT = {"forget", "draft"}
 
 PressFn = Callable[[str, str], Awaitable[PressResult]]  # (user id, token) -> result
 CommandFn = Callable[[discord.Interaction[Any], str], Awaitable[None]]  # (interaction, text)
