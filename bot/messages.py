@@ -1,7 +1,8 @@
 """The platform-neutral types that pass between the chat adapters and the gateway.
 
 An adapter turns a platform update into an ``IncomingMessage`` and hands it to
-``Gateway.handle``; the gateway answers through the adapter's ``send`` (one call per outbox
+``Gateway.handle`` (or to ``Gateway.accept``, which gives it back ``Accepted``, and later to
+``Gateway.process``); the gateway answers through the adapter's ``send`` (one call per outbox
 part). A button press comes in as ``Gateway.press`` and its ``PressResult`` says what to show.
 Nothing here imports a chat library.
 """
@@ -32,6 +33,18 @@ class IncomingMessage:
     def from_json(cls, data: dict[str, Any]) -> IncomingMessage:
         """Rebuild a message recorded by ``to_json``."""
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A message the gateway has taken in, with its sender's access level, checked once."""
+
+    message: IncomingMessage
+    level: str | None  # 'owner', 'allowed', or None for a stranger (whose message is not kept)
+
+    @property
+    def is_owner(self) -> bool:
+        return self.level == "owner"
 
 
 @dataclass(frozen=True)

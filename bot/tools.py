@@ -28,13 +28,14 @@ JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bo
 
 @dataclass(frozen=True)
 class Caller:
-    """Who a tool runs for: their scope (``owner`` or ``<platform>:<id>``) and chat."""
+    """Who a tool runs for: their scope (``owner`` or ``<platform>:<id>``), chat and message."""
 
     scope: str
     is_owner: bool
     platform: str
     chat_id: str
     name: str = ""  # how they call themselves, for notices to the owner
+    message_id: str = ""  # the message being answered ("" for a run no message started)
 
 
 @dataclass(frozen=True)
