@@ -10,7 +10,7 @@ is answered once. Approvals and slash commands are in ``discord_ui``.
 
 Usage::
 
-    await run_discord(gateway, settings)    # what ``frontdesk run`` does with a token set
+    await run_discord(gateway, ledger, settings)    # ``frontdesk run`` with a token set
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from bot.adapters.discord_base import point_discord_at
 from bot.adapters.discord_format import split_reply
 from bot.adapters.discord_ui import ApprovalButton, add_slash_commands, approval_view
 from bot.gateway import Gateway
+from bot.inbox import Ledger
 from bot.messages import Button, IncomingMessage, PressResult
 from bot.settings import Settings
 
@@ -92,12 +93,13 @@ class DiscordAdapter(discord.Client):
 
     platform = PLATFORM
 
-    def __init__(self, gateway: Gateway, settings: Settings,
+    def __init__(self, gateway: Gateway, ledger: Ledger, settings: Settings,
                  tuning: DiscordTuning | None = None) -> None:
         self.tuning = tuning or DiscordTuning()
         super().__init__(intents=intents(), guild_ready_timeout=self.tuning.ready_timeout,
                          allowed_mentions=discord.AllowedMentions.none())
         self.gateway = gateway
+        self.ledger = ledger  # the inbox (what is known) and the channel cursors
         self.owner_id = settings.discord_owner_id
         self.tree: app_commands.CommandTree[DiscordAdapter] = app_commands.CommandTree(self)
         self.serving = asyncio.Event()  # set once attached to the gateway
@@ -184,7 +186,7 @@ class DiscordAdapter(discord.Client):
         """Answer one message if it is for us (once, whatever delivers it), then move on."""
         if self.addressed_to_me(message):
             msg = self.incoming(message)
-            known = self.gateway.s.ledger.status(PLATFORM, msg.chat_id, msg.message_id)
+            known = self.ledger.status(PLATFORM, msg.chat_id, msg.message_id)
             if known is None and msg.text:
                 async with typing_in(message.channel):
                     try:
@@ -196,14 +198,14 @@ class DiscordAdapter(discord.Client):
     def saw(self, channel_id: int, message_id: int) -> None:
         """Move a channel's cursor forward (never back: messages finish out of order)."""
         name = CURSOR_PREFIX + str(channel_id)
-        current = self.gateway.s.ledger.cursor(name)
+        current = self.ledger.cursor(name)
         if current is None or int(current) < message_id:
-            self.gateway.s.ledger.set_cursor(name, str(message_id))
+            self.ledger.set_cursor(name, str(message_id))
 
     async def catch_up(self) -> int:
         """Read every known channel since its last seen message; answer what is new."""
         found = 0
-        for name, last in self.gateway.s.ledger.cursors(CURSOR_PREFIX).items():
+        for name, last in self.ledger.cursors(CURSOR_PREFIX).items():
             channel_id = int(name.removeprefix(CURSOR_PREFIX))
             try:
                 channel = await self.fetch_channel(channel_id)
@@ -309,14 +311,15 @@ async def typing_in(channel: Any) -> Any:
         await task
 
 
-async def run_discord(gateway: Gateway, settings: Settings, *,
+async def run_discord(gateway: Gateway, ledger: Ledger, settings: Settings, *,
                       tuning: DiscordTuning | None = None) -> None:
     """Connect and serve until cancelled; a setup mistake stops the program with a clear
     message (``SystemExit``), never a stack trace."""
     if not settings.discord_bot_token:
         raise SystemExit("DISCORD_BOT_TOKEN is not set.")
     point_discord_at(settings.discord_base_url)
-    client = DiscordAdapter(gateway, settings, tuning or DiscordTuning.from_env(os.environ))
+    client = DiscordAdapter(gateway, ledger, settings,
+                            tuning or DiscordTuning.from_env(os.environ))
     try:
         async with client:
             await client.start(settings.discord_bot_token)

@@ -1,12 +1,10 @@
-"""The Telegram adapter: python-telegram-bot's ``Bot`` between Telegram and the gateway.
+"""The Telegram adapter: python-telegram-bot's ``Bot`` on the gateway's side of Telegram.
 
-``run_telegram(gateway, settings)`` is what ``frontdesk run`` starts when
-``TELEGRAM_BOT_TOKEN`` is set. It checks the token (getMe), registers the chat commands, sends
-what the outbox still owes, answers what a crash left open, then receives updates by long
-polling (``telegram_intake``) or, when ``FRONTDESK_TELEGRAM_WEBHOOK_URL`` is set, through a
-webhook (``telegram_webhook``). ``TelegramAdapter`` is the gateway's side: it splits replies on
-the rendered length, sends each part as HTML (plain text when Telegram refuses the
-entities), waits out flood control per chat, and shows approvals as inline buttons.
+``TelegramAdapter`` is what the gateway's outbox sends through: it splits replies on the
+rendered length, sends each part as HTML (plain text when Telegram refuses the entities),
+waits out flood control per chat, and shows approvals as inline buttons whose presses it hands
+to the gateway. Updates come in through ``telegram_intake`` (long polling) or
+``telegram_webhook``; ``telegram_start.run_telegram`` signs in and wires them together.
 """
 
 from __future__ import annotations
@@ -15,43 +13,22 @@ import asyncio
 import contextlib
 import datetime as dtm
 import logging
-import os
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
-from telegram import (
-    Bot,
-    BotCommand,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
-    Message,
-    User,
-)
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.constants import ChatAction, ParseMode
-from telegram.error import (
-    BadRequest,
-    Forbidden,
-    InvalidToken,
-    NetworkError,
-    RetryAfter,
-    TelegramError,
-)
-from telegram.request import HTTPXRequest
-from telegram.warnings import PTBUserWarning
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.adapters.telegram_format import escape_html, html_to_plain, split_reply
 from bot.adapters.telegram_updates import PLATFORM, Press
-from bot.chat_commands import COMMANDS
 from bot.gateway import Gateway
 from bot.messages import Button, PressResult
-from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DEFAULT_BASE_URL = "https://api.telegram.org/bot"
-START_DESCRIPTION = "what this bot is and does"
 TYPING_AFTER_S = 0.3  # a quick answer needs no "typing…" (Telegram's own advice)
 TYPING_EVERY_S = 4.5  # Telegram shows "typing…" for 5 s after each chat action
 NETWORK_RETRIES = 6  # then the part stays in the outbox for the next flush
@@ -194,68 +171,3 @@ class TelegramAdapter:
             with contextlib.suppress(TelegramError):
                 await self.call(str(chat), lambda: self.bot.edit_message_reply_markup(
                     chat, message_id, reply_markup=None))
-
-
-# -- start-up ------------------------------------------------------------------------------------
-def make_bot(settings: Settings) -> Bot:
-    """A ``Bot`` for the configured token and base URL, with room for 200 chats at once."""
-    assert settings.telegram_bot_token, "run_telegram needs TELEGRAM_BOT_TOKEN"
-    return Bot(settings.telegram_bot_token,
-               base_url=settings.telegram_base_url or DEFAULT_BASE_URL,
-               request=HTTPXRequest(connection_pool_size=256, pool_timeout=30.0),
-               get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=40.0))
-
-
-async def register_commands(bot: Bot) -> None:
-    """The command menu: /start and the chat commands every adapter shares."""
-    commands = [BotCommand("start", START_DESCRIPTION)]
-    commands += [BotCommand(name, description) for name, description in COMMANDS]
-    try:
-        await bot.set_my_commands(commands)
-    except TelegramError as error:  # a menu is a nicety: never a reason not to start
-        log.warning("could not register the command menu: %s", error)
-
-
-async def signed_in(settings: Settings, max_delay: float = 60.0) -> Bot:
-    """A bot that passed getMe: a refused token stops with one sentence; an unreachable
-    Telegram (the network still coming up) is tried again, with backoff, until it answers."""
-    delay = min(1.0, max_delay)
-    while True:
-        bot = make_bot(settings)
-        try:
-            await bot.initialize()
-            return bot
-        except InvalidToken:
-            raise SystemExit("frontdesk: Telegram refused TELEGRAM_BOT_TOKEN. Copy the token "
-                             "again from @BotFather into .env.") from None
-        except NetworkError as exc:  # TimedOut included
-            log.warning("Telegram is unreachable (%s); trying again in %.0f s", exc, delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, max_delay)
-
-
-async def run_telegram(gateway: Gateway, settings: Settings,
-                       environ: Mapping[str, str] | None = None) -> None:
-    """Serve Telegram until cancelled: polling, or a webhook when one is configured."""
-    from bot.adapters.telegram_intake import Intake
-    from bot.adapters.telegram_webhook import WebhookConfig, serve_webhook
-
-    # Raw updates come through ``do_api_request("getUpdates")``, which PTB frowns upon.
-    warnings.filterwarnings("ignore", message="Please use 'Bot.getUpdates'",
-                            category=PTBUserWarning)
-    webhook = WebhookConfig.from_env(os.environ if environ is None else environ)
-    async with await signed_in(settings) as bot:
-        me: User = bot.bot
-        log.info("Telegram: signed in as @%s", me.username)
-        adapter = TelegramAdapter(bot, gateway, settings.telegram_owner_id)
-        intake = Intake(bot, me, gateway, adapter)
-        await register_commands(bot)
-        await gateway.attach(adapter)
-        await intake.replay_presses()
-        try:
-            if webhook is not None:
-                await serve_webhook(bot, intake, webhook)
-            else:
-                await intake.poll_forever()
-        finally:
-            await intake.drain()

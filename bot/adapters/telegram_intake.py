@@ -24,7 +24,8 @@ from telegram.error import Conflict, NetworkError, RetryAfter, TimedOut
 from bot.adapters.telegram import TelegramAdapter, retry_after_seconds
 from bot.adapters.telegram_updates import ALLOWED_UPDATES, Press, parse_update
 from bot.gateway import Gateway
-from bot.messages import IncomingMessage
+from bot.inbox import Ledger
+from bot.messages import Accepted, IncomingMessage
 
 log = logging.getLogger(__name__)
 OFFSET_CURSOR = "telegram:offset"
@@ -49,26 +50,27 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
 class Intake:
     """Records updates durably and answers them, each chat in order."""
 
-    def __init__(self, bot: Bot, me: User, gateway: Gateway, adapter: TelegramAdapter) -> None:
+    def __init__(self, bot: Bot, me: User, gateway: Gateway, adapter: TelegramAdapter,
+                 ledger: Ledger) -> None:
         self.bot, self.me = bot, me
         self.gateway = gateway
         self.adapter = adapter
-        self.ledger = gateway.s.ledger
+        self.ledger = ledger  # the gateway's: a batch and its offset share one transaction
         self._chains: dict[str, asyncio.Task[None]] = {}  # chat -> its latest job
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- recording --------------------------------------------------------------------------
-    def accept(self, raws: list[dict[str, Any]], *,
-               confirm: bool) -> list[IncomingMessage | Press]:
+    def accept(self, raws: list[dict[str, Any]], *, confirm: bool) -> list[Accepted | Press]:
         """Record the new messages and presses of a batch (and, when ``confirm``, the offset
         past it) in one transaction; return what is to be answered."""
-        todo: list[IncomingMessage | Press] = []
+        todo: list[Accepted | Press] = []
         with transaction(self.ledger.conn):
             for raw in raws:
                 item = parse_update(raw, self.bot, self.me)
-                new = (self.gateway.accept(item) if isinstance(item, IncomingMessage)
-                       else item is not None and self._keep_press(item))
-                if item is not None and new:
+                if isinstance(item, IncomingMessage):
+                    if (accepted := self.gateway.accept(item)) is not None:
+                        todo.append(accepted)
+                elif item is not None and self._keep_press(item):
                     todo.append(item)
             ids = [raw["update_id"] for raw in raws if isinstance(raw.get("update_id"), int)]
             if confirm and ids:
@@ -89,20 +91,21 @@ class Intake:
                 self.dispatch(Press.from_json(json.loads(value)))
 
     # -- answering --------------------------------------------------------------------------
-    def dispatch(self, item: IncomingMessage | Press) -> None:
+    def dispatch(self, item: Accepted | Press) -> None:
         """Answer in the background, after whatever this chat is already waiting for."""
-        chat = item.chat_id or f"user:{item.user_id}"
+        origin = item.message if isinstance(item, Accepted) else item
+        chat = origin.chat_id or f"user:{origin.user_id}"
         self._chain(chat, lambda: self._answer(item))
 
-    async def _answer(self, item: IncomingMessage | Press) -> None:
+    async def _answer(self, item: Accepted | Press) -> None:
         try:
             if isinstance(item, Press):
                 await self.adapter.press(item)
                 self.ledger.set_cursor(f"{PRESS_PREFIX}{item.update_id}", PRESS_DONE)
-            elif self.gateway.access(item) is None:
+            elif item.level is None:
                 await self.gateway.process(item)  # a stranger: one refusal, no typing
             else:
-                async with self.adapter.typing(item.chat_id):
+                async with self.adapter.typing(item.message.chat_id):
                     await self.gateway.process(item)
         except Exception:
             log.exception("answering a Telegram update failed")

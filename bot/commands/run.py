@@ -31,11 +31,11 @@ async def expire_forever(gateway: Gateway) -> None:
             log.exception("expiring waits failed")
 
 
-async def brief_daily(gateway: Gateway) -> None:
+async def brief_daily(gateway: Gateway, services: Services) -> None:
     """FRONTDESK_BRIEF_AT: the briefing every day in the owner's chat; one missed while the
     bot was down is sent once on start (the last day sent is kept in the ledger's cursors)."""
-    ledger, zone = gateway.s.ledger, gateway.s.owner_zone()
-    await daily(gateway.s.settings.brief_at or "", zone,
+    ledger, zone = services.ledger, services.owner_zone()
+    await daily(services.settings.brief_at or "", zone,
                 last_sent=lambda: ledger.cursor(BRIEF_CURSOR),
                 mark_sent=lambda day: ledger.set_cursor(BRIEF_CURSOR, day),
                 send=gateway.scheduled_brief, clock=lambda: datetime.now(zone))
@@ -54,9 +54,11 @@ async def serve(settings: Settings) -> int:
     jobs: list[Awaitable[None]] = []
     # Each adapter's library (and the dashboard's) is imported only when configured.
     if settings.telegram_bot_token:
-        jobs.append(_entry("bot.adapters.telegram", "run_telegram")(gateway, settings))
+        jobs.append(_entry("bot.adapters.telegram_start", "run_telegram")(
+            gateway, services.ledger, settings))
     if settings.discord_bot_token:
-        jobs.append(_entry("bot.adapters.discord", "run_discord")(gateway, settings))
+        jobs.append(_entry("bot.adapters.discord", "run_discord")(
+            gateway, services.ledger, settings))
     if settings.dashboard_port:
         jobs.append(_entry("bot.dashboard", "serve_dashboard")(services, settings))
     if not (settings.telegram_bot_token or settings.discord_bot_token):
@@ -65,7 +67,7 @@ async def serve(settings: Settings) -> int:
         jobs.append(run_console(gateway))
     background = [asyncio.create_task(expire_forever(gateway))]
     if settings.brief_at:
-        background.append(asyncio.create_task(brief_daily(gateway)))
+        background.append(asyncio.create_task(brief_daily(gateway, services)))
     tasks = [asyncio.ensure_future(_stop_reason(job)) for job in jobs]
     try:  # the first job to end (the console at EOF, an adapter that fails) ends the process
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

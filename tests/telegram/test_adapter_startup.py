@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.telegram import signed_in
+from bot.adapters.telegram_start import signed_in
 from bot.settings import Settings
 from tests.fakes.telegram_server import FakeTelegramServer
 
