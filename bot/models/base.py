@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from graphs.graph import Observer as Observer  # the one observer type, for the models too
+
 Role = Literal["system", "user", "assistant", "tool"]
-Observer = Callable[[dict[str, Any]], None]
 
 ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
 

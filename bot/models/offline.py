@@ -25,6 +25,7 @@ from bot.models.base import (
     last_user_text,
     resolve_observer,
 )
+from graphs.protocols import parse_json_object
 
 OFFLINE_TAG = "(offline mode)"
 CAPABILITIES = ("I'm running in offline mode, so I can only do a few things: save a note "
@@ -115,9 +116,8 @@ def quick_reply_offline(text: str) -> str:
 
 def parse_intent(reply_text: str, message_text: str) -> tuple[str, float]:
     """Read ``{"intent": ..., "urgency": ...}`` from a model's reply; else the offline rules."""
-    match = re.search(r"\{.*\}", reply_text, re.DOTALL)
+    data = parse_json_object(reply_text)
     try:
-        data = json.loads(match.group(0)) if match else None
         intent = str(data["intent"]).strip().lower() if isinstance(data, dict) else ""
         urgency = float(data["urgency"]) if isinstance(data, dict) else -1.0
     except (ValueError, KeyError, TypeError):
