@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
 
-from graphs.engine import END, START, Graph
+from graphs.graph import END, START, Graph
 
 NODE_H, LAYER_GAP, NODE_GAP, MARGIN = 34.0, 58.0, 26.0, 14.0
 CHAR_W, NODE_PAD, MIN_NODE_W = 7.4, 16.0, 70.0  # 13px sans-serif, roughly

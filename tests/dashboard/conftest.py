@@ -25,8 +25,8 @@ from bot.messages import Reply
 from bot.models import Models
 from bot.services import Services
 from bot.settings import Settings
-from graphs.engine import END, START, Graph, Node, RunResult, run_graph
-from graphs.store import RunStore
+from graphs import END, START, Graph, Node, RunResult
+from graphs.runs import Runs, RunStore
 from tests.dashboard.cdp import CHROMIUM, Chromium
 from tests.fakes.model import FakeModel
 
@@ -130,14 +130,14 @@ async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
 @pytest.fixture
 async def site(desk: Desk) -> AsyncIterator[Site]:
     reader = RunStore(desk.services.settings.database)
-    server = await start_dashboard(DashboardData(reader, desk.services.store.graphs), port=0)
+    server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0)
     async with aiohttp.ClientSession() as http:
         yield Site(desk, server, http)
     await server.close()
     reader.close()
 
 
-async def start_gated_run(store: RunStore, run_id: str = "gated-run") -> GatedRun:
+async def start_gated_run(runs: Runs, run_id: str = "gated-run") -> GatedRun:
     """Start a three-node run and return once it is inside its middle node."""
     entered, release = asyncio.Event(), asyncio.Event()
 
@@ -154,8 +154,7 @@ async def start_gated_run(store: RunStore, run_id: str = "gated-run") -> GatedRu
     graph.add_edge("prepare", "slow_step")
     graph.add_edge("slow_step", "finish")
     graph.add_edge("finish", END)
-    store.register(graph)
-    task = asyncio.create_task(run_graph(graph, {"topic": "gates"}, store=store, run_id=run_id))
+    task = asyncio.create_task(runs.start(graph, {"topic": "gates"}, run_id=run_id))
     await asyncio.wait_for(entered.wait(), 10)
     return GatedRun(task, entered, release, run_id)
 

@@ -21,7 +21,7 @@ from bot.dashboard import (
     serve_dashboard,
     start_dashboard,
 )
-from graphs.store import RunStore
+from graphs.runs import RunStore
 from tests.dashboard.conftest import Desk, Site
 
 TOKEN = "s3cret-token-for-tests-only"
@@ -32,7 +32,7 @@ VENV_BIN = Path(sys.executable).parent
 async def guarded(desk: Desk) -> AsyncIterator[DashboardServer]:
     """A dashboard that requires ``TOKEN``."""
     reader = RunStore(desk.services.settings.database)
-    server = await start_dashboard(DashboardData(reader, desk.services.store.graphs), port=0,
+    server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0,
                                    token=TOKEN)
     yield server
     await server.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from graphs.engine import END, START, Graph, Node, run_graph
+from graphs import END, START, Graph, Node
 from tests.dashboard.conftest import CLASSIFY_S, Site, start_gated_run
 
 TRIAGE_PATH = ["classify_intent", "check_calendar", "gather", "quick_reply"]
@@ -109,7 +109,7 @@ async def test_a_failed_node_is_reported_with_its_error(site: Site) -> None:
     graph.add_node(Node("explode", explode))
     graph.add_edge(START, "explode")
     graph.add_edge("explode", END)
-    result = await run_graph(graph, {}, store=site.desk.services.store, run_id="broken-run")
+    result = await site.desk.services.runs.start(graph, {}, run_id="broken-run")
     assert result.status == "failed"
     detail = await site.get_json("/api/runs/broken-run")
     [bar] = bars_of(detail, "explode")
@@ -119,7 +119,7 @@ async def test_a_failed_node_is_reported_with_its_error(site: Site) -> None:
 
 
 async def test_a_running_run_shows_the_node_it_is_in_then_its_end(site: Site) -> None:
-    gated = await start_gated_run(site.desk.services.store)
+    gated = await start_gated_run(site.desk.services.runs)
     during = await site.get_json(f"/api/runs/{gated.run_id}")
     assert during["run"]["status"] == "running" and during["live"] is True
     assert [b["status"] for b in bars_of(during, "prepare")] == ["completed"]
@@ -181,7 +181,7 @@ async def test_a_code_workflow_run_shows_its_pipeline_as_a_matrix(site: Site) ->
     async def shout(words: list[str]) -> dict[str, Any]:
         return {"reply": " ".join(await pipeline(words, upper, exclaim, name="loud"))}
 
-    done = await shout.start(site.desk.services.store, {"words": ["hi", "ann"]})
+    done = await site.desk.services.runs.start(shout, {"words": ["hi", "ann"]})
     assert done["reply"] == "HI! ANN!"
     detail = await site.get_json(f"/api/runs/{done.run_id}")
     assert detail["graph_svg"] is None  # no edges to draw: the matrix stands in
