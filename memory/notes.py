@@ -26,7 +26,6 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
-from memory.db import migrate
 from memory.query import all_of, clean_text, query_terms
 from memory.rank import (
     K1,
@@ -41,6 +40,7 @@ from memory.rank import (
     walked_words,
 )
 from memory.schema import MIGRATIONS
+from sqlitedb import migrate, transaction
 
 STRIDE = 1_000_000_000
 MAX_NOTE_CHARS = 10_000
@@ -110,20 +110,14 @@ class Memory:
         """Save several notes in one transaction (bulk import); return their ids."""
         cleaned = [_checked_note(text) for text in texts]
         now = time.time()
-        with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                first = self._reserve(NOTES, scope, len(cleaned))
-                ids = list(range(first, first + len(cleaned)))
-                self.conn.executemany(
-                    "INSERT INTO memory_notes (id, scope, text, created_at) VALUES (?, ?, ?, ?)",
-                    [(note_id, scope, text, now) for note_id, text in zip(ids, cleaned,
-                                                                           strict=True)])
-                self._writes += 1
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+        with self._lock, transaction(self.conn):
+            first = self._reserve(NOTES, scope, len(cleaned))
+            ids = list(range(first, first + len(cleaned)))
+            self.conn.executemany(
+                "INSERT INTO memory_notes (id, scope, text, created_at) VALUES (?, ?, ?, ?)",
+                [(note_id, scope, text, now) for note_id, text in zip(ids, cleaned,
+                                                                       strict=True)])
+            self._writes += 1
         return ids
 
     def search(self, scope: str, query: str, k: int = 5) -> list[Hit]:
@@ -165,18 +159,12 @@ class Memory:
 
     def add_history(self, chat: str, role: str, text: str) -> None:
         """Append one line of a chat's history."""
-        with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                line_id = self._reserve(HISTORY, chat, 1)
-                self.conn.execute(
-                    "INSERT INTO memory_history (id, chat, role, text, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)", (line_id, chat, role, clean_text(text), time.time()))
-                self._writes += 1
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+        with self._lock, transaction(self.conn):
+            line_id = self._reserve(HISTORY, chat, 1)
+            self.conn.execute(
+                "INSERT INTO memory_history (id, chat, role, text, created_at) "
+                "VALUES (?, ?, ?, ?, ?)", (line_id, chat, role, clean_text(text), time.time()))
+            self._writes += 1
 
     def history(self, chat: str, n: int = 20) -> list[tuple[str, str]]:
         """The chat's last ``n`` lines as (role, text), oldest first."""

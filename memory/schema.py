@@ -6,7 +6,7 @@ case and diacritics (``remove_diacritics 2``), so "cafe" finds "Café".
 
 from __future__ import annotations
 
-from memory.db import Migration
+from sqlitedb import Migration
 
 MIGRATIONS: list[Migration] = [
     ("memory_001_scopes", """
