@@ -1,10 +1,11 @@
 """The gateway: every message from every adapter, in order, answered once (design §1).
 
-Order for one message: allowlist → inbox record (before any work) → per-chat lock → a chat
-command, an answer to this chat's waiting run, or a new run (the triage graph, or the plain
-agent loop with graph mode off) → outbox → send. Every run gets an id derived from the
-message, so a message found unanswered after a crash continues *its* run (finished nodes are
-not run again) instead of starting a second one.
+Order for one message: allowlist (checked once) → inbox record (before any work) → per-chat
+lock → a chat command, a workflow command (``bot.workflow_commands``), an answer to this
+chat's waiting run, or a new run (the triage graph, or the plain agent loop with graph mode
+off) → outbox (``bot.outbox``, shared with the owner notifier) → send. Every run gets an id
+derived from the message, so a message found unanswered after a crash continues *its* run
+(finished nodes are not run again) instead of starting a second one.
 """
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from bot.chat_commands import Command, CommandHandler, parse
-from bot.messages import Adapter, Button, IncomingMessage, PressResult, Reply
-from bot.services import ANSWERING, Services, match_option
+from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
+from bot.services import AnyWorkflow, Services, match_option
 from bot.tools import Caller
+from bot.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
 from graphs.durable import cancel, expire_due, load, recover, resume
 from graphs.engine import Graph, RunResult, run_graph
 from graphs.store import WaitInfo, cost_totals
@@ -31,7 +33,6 @@ REFUSAL = "Sorry, I only work for the people I've been set up for."
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
            "please try again in a moment.")
 NOT_OWNER = "Only the owner can do that."
-OWNER_WORKFLOWS = {"draft", "brief"}  # commands that start a workflow: the owner's alone
 MAX_MESSAGE_CHARS = 16_000
 TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
             f"{MAX_MESSAGE_CHARS:,}). Please send a shorter one.")
@@ -50,11 +51,9 @@ class Gateway:
 
     def __init__(self, services: Services) -> None:
         self.s = services
-        self.adapters: dict[str, Adapter] = {}
+        self.outbox = services.outbox  # the one the owner notifier sends through too
         self.commands = CommandHandler(services.memory)
         self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
-        self._send_locks: dict[tuple[str, str], asyncio.Lock] = {}
-        services.notifier.bind(self)
 
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
@@ -64,11 +63,12 @@ class Gateway:
 
     async def attach(self, adapter: Adapter, *, recover: bool = True) -> None:
         """Start serving a platform: send what the outbox still owes, answer what's open."""
-        self.adapters[adapter.platform] = adapter
-        await self.flush(adapter.platform)
+        self.outbox.register(adapter)
+        await self.outbox.flush(adapter.platform)
         if recover:
             for payload in self.s.ledger.unfinished(adapter.platform):
-                await self._process(IncomingMessage.from_json(payload))
+                msg = IncomingMessage.from_json(payload)
+                await self._process(msg, self.access(msg) == "owner")
 
     def access(self, msg: IncomingMessage) -> str | None:
         """'owner', 'allowed', or None for someone not on the allowlist."""
@@ -77,56 +77,57 @@ class Gateway:
     # -- messages ------------------------------------------------------------------------
     async def handle(self, msg: IncomingMessage) -> Reply | None:
         """Answer one message; None when it is a re-delivery or an ignored stranger."""
-        if not self.accept(msg):
+        accepted = self.accept(msg)
+        if accepted is None:
             return None
-        return await self.process(msg)
+        return await self.process(accepted)
 
-    def accept(self, msg: IncomingMessage) -> bool:
-        """Record a message in the inbox before any work on it; False for a re-delivery.
+    def accept(self, msg: IncomingMessage) -> Accepted | None:
+        """Check the sender once and record the message in the inbox before any work on it;
+        None for a re-delivery.
 
         ``handle`` is ``accept`` then ``process``. An adapter that must confirm receipt to its
         platform (Telegram's update offset) accepts first, confirms, then processes, so a crash
         in between finds the message in the inbox at ``attach``. A stranger's message is not
         recorded: ``process`` refuses it once per chat.
         """
-        if self.access(msg) is None:
-            return True
-        return self.s.ledger.record(msg.platform, msg.chat_id, msg.message_id, msg.user_id,
-                                    msg.to_json())
+        accepted = Accepted(msg, self.access(msg))
+        if accepted.level is not None and not self.s.ledger.record(
+                msg.platform, msg.chat_id, msg.message_id, msg.user_id, msg.to_json()):
+            return None
+        return accepted
 
-    async def process(self, msg: IncomingMessage) -> Reply | None:
+    async def process(self, accepted: Accepted) -> Reply | None:
         """Answer an accepted message; a stranger gets one refusal per chat, then None."""
-        if self.access(msg) is None:
+        msg = accepted.message
+        if accepted.level is None:
             if not self.s.ledger.refuse_once(msg.platform, msg.chat_id):
                 return None
-            await self.deliver(msg.platform, msg.chat_id, f"refusal:{msg.message_id}", REFUSAL)
+            await self.outbox.deliver(msg.platform, msg.chat_id, f"refusal:{msg.message_id}",
+                                      REFUSAL)
             return Reply(REFUSAL, "refused")
-        return await self._process(msg)
+        return await self._process(msg, accepted.is_owner)
 
-    async def _process(self, msg: IncomingMessage) -> Reply:
+    async def _process(self, msg: IncomingMessage, is_owner: bool) -> Reply:
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
         lock = self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock())
         async with lock:
-            answering = ANSWERING.set(msg.message_id)
             try:
-                reply = await self._answer(msg)
+                reply = await self._answer(msg, is_owner)
             except Exception:
                 log.exception("message %s/%s failed", msg.platform, msg.message_id)
                 reply = Reply(FAILURE, "failed", run_id_for(msg))
-            finally:
-                ANSWERING.reset(answering)
-            await self.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
-                               reply.buttons)
+            await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
+                                      reply.buttons)
             status = "failed" if reply.route == "failed" else "answered"
             self.s.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
             if reply.route not in {"command", "failed"}:
                 self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
             return reply
 
-    async def _answer(self, msg: IncomingMessage) -> Reply:
+    async def _answer(self, msg: IncomingMessage, is_owner: bool) -> Reply:
         if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
             return Reply(TOO_LONG.format(len(msg.text)), "refused")
-        is_owner = self.access(msg) == "owner"
         command = parse(msg.text)
         if command is not None:
             return await self._command(msg, command, is_owner)
@@ -145,46 +146,53 @@ class Gateway:
         self.s.memory.add_history(self._chat(msg), "user", msg.text)
         return {"text": msg.text, "sender": self.sender(msg, is_owner), "history": history}
 
-    async def _run(self, msg: IncomingMessage, graph: Graph,
+    async def _run(self, msg: IncomingMessage, workflow: AnyWorkflow,
                    make_input: Callable[[], dict[str, Any]]) -> RunResult:
-        """Start this message's run, or take up the one a crash interrupted (never a second:
-        its input, and what building it records, is made only for a new run)."""
+        """Start this message's run, or take up the one a crash interrupted."""
         run_id = run_id_for(msg)
         self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id)
+        return await self._start(workflow, make_input, run_id, msg.platform, msg.chat_id)
+
+    async def _start(self, workflow: AnyWorkflow, make_input: Callable[[], dict[str, Any]],
+                     run_id: str, platform: str, chat_id: str) -> RunResult:
+        """Run ``run_id`` of a workflow in a chat, or take it as it stands (never a second:
+        its input, and what building it records, is made only for a new run)."""
         if self.s.store.run(run_id) is not None:  # recovered at ``start``: reuse its outcome
             return load(self.s.store, run_id)
         state = make_input()
-        meta = {"platform": msg.platform, "chat_id": msg.chat_id,
-                "user": state["sender"]["scope"]}
-        return await run_graph(graph, state, store=self.s.store, run_id=run_id, meta=meta)
+        meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"]}
+        if isinstance(workflow, Graph):
+            return await run_graph(workflow, state, store=self.s.store, run_id=run_id,
+                                   meta=meta)
+        return await workflow.start(self.s.store, state, run_id=run_id, meta=meta)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
-        if command.name in OWNER_WORKFLOWS and not is_owner:
-            return Reply(NOT_OWNER, "command")
-        if command.name == "draft":
-            return await self._draft(msg, command.argument)
-        if command.name == "brief":
-            self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id_for(msg))
-            return await self.brief(msg.platform, msg.chat_id, run_id_for(msg))
+        started = WORKFLOW_COMMANDS.get(command.name)
+        if started is not None:
+            return await self._workflow_command(msg, started, command.argument, is_owner)
         text = await self.commands.handle(command, self._scope(msg, is_owner),
                                           lambda: self._cancel(msg, is_owner))
         return Reply(text or "", "command")
 
-    async def _draft(self, msg: IncomingMessage, brief: str) -> Reply:
-        if not brief:
-            return Reply("Tell me what to write: /draft BRIEF, e.g. /draft a thank-you note "
-                         "to Ann for the flowers, under 80 words.", "command")
-        state = await self._run(msg, self.s.content,
-                                lambda: {"brief": brief, "sender": self.sender(msg, True)})
+    async def _workflow_command(self, msg: IncomingMessage, command: WorkflowCommand,
+                                argument: str, is_owner: bool) -> Reply:
+        """/draft, /brief, …: the owner check, the argument, then the workflow's run."""
+        if command.owner_only and not is_owner:
+            return Reply(NOT_OWNER, "command")
+        if command.argument and not argument:
+            return Reply(command.missing_argument, "command")
+
+        def make_input() -> dict[str, Any]:
+            sender = self.sender(msg, is_owner)
+            return command.input(CommandRequest(argument, sender, self.s.today()))
+
+        state = await self._run(msg, self.s.workflows[command.workflow], make_input)
         return self._reply_from(state, default_route="command")
 
     async def brief(self, platform: str, chat_id: str, run_id: str) -> Reply:
         """The morning briefing (a code workflow) in this chat, or run ``run_id`` as it stands."""
-        if self.s.store.run(run_id) is not None:  # recovered at start, or asked already
-            return self._reply_from(load(self.s.store, run_id), default_route="command")
-        state = await self.s.brief.start(self.s.store, self.s.brief_input(platform, chat_id),
-                                         run_id=run_id, meta={"platform": platform,
-                                                              "chat_id": chat_id, "user": "owner"})
+        state = await self._start(self.s.brief, lambda: self.s.brief_input(platform, chat_id),
+                                  run_id, platform, chat_id)
         return self._reply_from(state, default_route="command")
 
     async def scheduled_brief(self, day: str) -> None:
@@ -193,7 +201,7 @@ class Gateway:
         chat = await self.s.notifier.owner_chat(platform)
         async with self._chat_locks.setdefault((platform, chat), asyncio.Lock()):
             reply = await self.brief(platform, chat, f"brief-{day}")
-            await self.deliver(platform, chat, f"brief-{day}", reply.text, reply.buttons)
+            await self.outbox.deliver(platform, chat, f"brief-{day}", reply.text, reply.buttons)
 
     async def _cancel(self, msg: IncomingMessage, is_owner: bool) -> str:
         if not is_owner:  # the waiting runs are the owner's (a group chat has guests too)
@@ -253,7 +261,7 @@ class Gateway:
             if state.already_answered:  # another press won the race
                 return PressResult(STALE["answered"], False)
             reply = self._reply_from(state, default_route="command")
-            await self.deliver(*where, f"press:{token}", reply.text, reply.buttons)
+            await self.outbox.deliver(*where, f"press:{token}", reply.text, reply.buttons)
         return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
 
     async def expire(self, now: float | None = None) -> int:
@@ -265,38 +273,9 @@ class Gateway:
                 continue
             reply = self._reply_from(state, default_route="command")
             nth = len(self.s.store.waits("expired", run.id))  # one notice per expired wait
-            await self.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
-                               f"expired:{run.id}:{nth}", reply.text, reply.buttons)
+            await self.outbox.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
+                                      f"expired:{run.id}:{nth}", reply.text, reply.buttons)
         return len(results)
-
-    # -- delivery ------------------------------------------------------------------------
-    async def deliver(self, platform: str, chat_id: str, reply_key: str, text: str,
-                      buttons: Iterable[Button] | None = None) -> None:
-        """Write the reply's parts to the outbox, then send those not yet sent."""
-        adapter = self.adapters.get(platform)
-        texts = adapter.split(text) if adapter else [text]
-        marks = [{"label": b.label, "token": b.token} for b in buttons or []]
-        self.s.ledger.enqueue(platform, chat_id, reply_key, texts, marks or None)
-        if adapter is not None:
-            await self.flush(platform, chat_id)
-
-    async def flush(self, platform: str, chat_id: str | None = None) -> None:
-        """Send every unsent part of a platform (or one chat), in order, each at most once."""
-        adapter = self.adapters.get(platform)
-        if adapter is None:
-            return
-        chats = ([chat_id] if chat_id is not None
-                 else list(dict.fromkeys(part.chat_id for part in self.s.ledger.unsent(platform))))
-        for chat in chats:
-            # One lock per chat: a chat waiting out flood control does not hold up the others.
-            async with self._send_locks.setdefault((platform, chat), asyncio.Lock()):
-                for part in self.s.ledger.unsent(platform):
-                    if part.chat_id != chat:
-                        continue
-                    buttons = [Button(b["label"], b["token"]) for b in part.buttons or []]
-                    message_id = await adapter.send(part.chat_id, part.text, buttons or None,
-                                                key=f"fd{part.id}")
-                    self.s.ledger.mark_sent(part.id, message_id)
 
     # -- who is writing ------------------------------------------------------------------
     def sender(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:
@@ -305,11 +284,10 @@ class Gateway:
                 "platform": msg.platform, "chat_id": msg.chat_id,
                 "message_id": msg.message_id, "name": msg.user_name or msg.user_id}
 
-    def caller(self, msg: IncomingMessage) -> Caller:
+    def caller(self, msg: IncomingMessage, is_owner: bool) -> Caller:
         """The tool caller for a message."""
-        is_owner = self.access(msg) == "owner"
         return Caller(self._scope(msg, is_owner), is_owner, msg.platform, msg.chat_id,
-                      msg.user_name)
+                      msg.user_name, msg.message_id)
 
     @staticmethod
     def _scope(msg: IncomingMessage, is_owner: bool) -> str:

@@ -2,26 +2,28 @@
 
 ``Services.from_settings(settings)`` is the one place where the parts meet; the gateway and
 the CLI commands receive the result. Workflows get their services passed in here (``build``
-with deps), which is how ``graphs/`` stays free of ``bot/`` imports.
+with deps), which is how ``graphs/`` stays free of ``bot/`` imports. The one ``Outbox`` is
+built here too and handed to the owner notifier and (through ``Services``) to the gateway.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeAlias
 
 from bot.agent import run_loop
 from bot.assistant_tools import build_fact_tools, build_tools, build_writing_tools, read_agenda
 from bot.calendar import Calendar, CalendarError, machine_zone, zone_named
 from bot.inbox import Ledger
 from bot.models import Models, build_models, classify_offline
+from bot.outbox import Outbox
 from bot.settings import Settings
 from bot.tools import Caller, ToolRegistry
+from bot.workflow_commands import briefing_input
 from graphs.agent_nodes import agent_node
 from graphs.engine import END, START, Graph, Node
 from graphs.flows import Workflow
@@ -31,15 +33,10 @@ from graphs.workflows import content, triage
 from memory.db import connect
 from memory.notes import Memory
 
-if TYPE_CHECKING:
-    from bot.gateway import Gateway
-
 log = logging.getLogger(__name__)
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "config" / "prompts"
 PLATFORMS = ("telegram", "discord")
-# The message id the gateway is answering (set around each message): the notify_owner tool,
-# which sees only the caller, keys its notice by it, so each message is its own notice.
-ANSWERING: ContextVar[str] = ContextVar("answering", default="")
+AnyWorkflow: TypeAlias = Graph | Workflow  # a graph workflow or a code one
 
 
 def load_prompts(directory: Path = PROMPTS_DIR) -> dict[str, str]:
@@ -66,15 +63,12 @@ class Access:
 
 
 class OwnerNotifier:
-    """Reaches the owner with an urgent notice on the right platform(s) (design §1)."""
+    """Reaches the owner with an urgent notice on the right platform(s) (design §1), through
+    the same outbox as every reply."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, outbox: Outbox) -> None:
         self.settings = settings
-        self.gateway: Gateway | None = None
-
-    def bind(self, gateway: Gateway) -> None:
-        """The gateway delivers the notices (through its outbox)."""
-        self.gateway = gateway
+        self.outbox = outbox
 
     def targets(self, origin: str) -> list[str]:
         """Platforms to notify: FRONTDESK_NOTIFY, else the origin if it has an owner, else
@@ -90,30 +84,26 @@ class OwnerNotifier:
             return [origin]
         return configured[:1] or ["console"]
 
-    async def notify(self, caller: Caller, text: str, reference: str = "") -> str:
+    async def notify(self, caller: Caller, text: str) -> str:
         """Send ``who wrote what`` to the owner; return the sentence for the sender.
 
-        ``reference`` (the message id, else the one the gateway is answering) makes each
-        message its own notice; the same text of the same message is one notice, sent once.
+        The caller's message id makes each message its own notice; the same text of the same
+        message is one notice, sent once (after a crash too: the run's caller is the same).
         """
-        reference = reference or ANSWERING.get()
         if caller.is_owner:
             return "You are the owner, so there is no one to pass this on to; noted."
-        assert self.gateway is not None, "OwnerNotifier used before a gateway was bound"
         who = f"{caller.name} ({caller.scope})" if caller.name else caller.scope
         notice = f"Urgent message from {who} on {caller.platform}:\n{text}"
-        key = "notice:" + hashlib.sha256(
-            f"{caller.scope}|{caller.chat_id}|{reference}|{text}".encode()).hexdigest()[:24]
+        origin = f"{caller.scope}|{caller.chat_id}|{caller.message_id}|{text}"
+        key = "notice:" + hashlib.sha256(origin.encode()).hexdigest()[:24]
         for platform in self.targets(caller.platform):
             chat = await self.owner_chat(platform)
-            await self.gateway.deliver(platform, chat, key, notice)
+            await self.outbox.deliver(platform, chat, key, notice)
         return "I've passed your message on to the owner right away; they'll get back to you."
 
     async def owner_chat(self, platform: str) -> str:
         """The owner's direct chat on a platform (through its adapter when it runs)."""
-        assert self.gateway is not None
-        adapter = self.gateway.adapters.get(platform)
-        if adapter is not None and (chat := await adapter.owner_chat()):
+        if chat := await self.outbox.owner_chat(platform):
             return chat
         owner = self.settings.owner_ids().get(platform)
         return f"user:{owner}" if owner else "console"
@@ -151,6 +141,7 @@ class Services:
 
     settings: Settings
     ledger: Ledger
+    outbox: Outbox
     memory: Memory
     store: RunStore
     models: Models
@@ -163,6 +154,7 @@ class Services:
     loop_graph: Graph = field(init=False)
     content: Graph = field(init=False)
     brief: Workflow = field(init=False)
+    workflows: dict[str, AnyWorkflow] = field(init=False)  # by name
     waits: Waits = field(init=False)
 
     def __post_init__(self) -> None:
@@ -182,6 +174,8 @@ class Services:
             small=self.models.small, big=self.models.big, loop=run_loop,
             notes_tools=build_fact_tools(self.memory), make_caller=caller_from_sender,
             read_agenda=self.agenda_for, save_note=self.memory.add, prompts=self.prompts))
+        self.workflows = {w.name: w for w in (self.triage, self.loop_graph, self.content,
+                                                self.brief)}
         self.waits = Waits(self.store)
         for graph in (self.triage, self.loop_graph, self.content):
             self.store.register(graph)
@@ -194,8 +188,10 @@ class Services:
         memory = Memory(connect(settings.database))
         calendar = (Calendar(settings.calendar, tz=settings.timezone,
                              cache_dir=settings.home / "cache") if settings.calendar else None)
-        notifier = OwnerNotifier(settings)
-        return cls(settings=settings, ledger=Ledger(connect(settings.database)), memory=memory,
+        ledger = Ledger(connect(settings.database))
+        outbox = Outbox(ledger)
+        notifier = OwnerNotifier(settings, outbox)
+        return cls(settings=settings, ledger=ledger, outbox=outbox, memory=memory,
                    store=RunStore(settings.database),
                    models=models or build_models(settings), calendar=calendar,
                    access=Access(settings), notifier=notifier,
@@ -234,23 +230,25 @@ class Services:
             return []
         return [event.to_json() for event in found.events]
 
+    def today(self) -> str:
+        """Today's ISO date in the owner's zone."""
+        return datetime.now(self.owner_zone()).date().isoformat()
+
     def brief_input(self, platform: str, chat_id: str) -> dict[str, Any]:
         """The briefing's input: today in the owner's zone, the owner as sender."""
-        return {"day": datetime.now(self.owner_zone()).date().isoformat(),
-                "sender": {"scope": "owner", "is_owner": True, "platform": platform,
-                           "chat_id": chat_id, "message_id": "", "name": "owner"}}
+        return briefing_input(self.today(), platform, chat_id)
 
     async def notify_from_sender(self, sender: dict[str, Any], text: str) -> str:
         """triage's notify_now: the sender dict becomes a caller."""
-        return await self.notifier.notify(caller_from_sender(sender), text,
-                                          str(sender.get("message_id") or ""))
+        return await self.notifier.notify(caller_from_sender(sender), text)
 
 
 def caller_from_sender(sender: dict[str, Any]) -> Caller:
     """The tool caller for a workflow's plain-dict sender."""
     return Caller(scope=str(sender["scope"]), is_owner=bool(sender["is_owner"]),
                   platform=str(sender["platform"]), chat_id=str(sender["chat_id"]),
-                  name=str(sender.get("name") or ""))
+                  name=str(sender.get("name") or ""),
+                  message_id=str(sender.get("message_id") or ""))
 
 
 def build_loop_graph(services: Services) -> Graph:
