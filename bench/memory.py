@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.db import connect
 from memory.notes import Memory
 from memory.query import any_of, query_terms
+from sqlitedb import connect
 
 VOCABULARY = 20_000
 BATCH = 10_000

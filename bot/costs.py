@@ -18,7 +18,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.settings import Settings
-from memory.db import Migration, connect, migrate
+from sqlitedb import Migration, connect, migrate
 
 DEFAULT_PRICES = Path(__file__).resolve().parent.parent / "config" / "prices.toml"
 

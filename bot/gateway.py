@@ -20,11 +20,9 @@ from typing import Any
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.services import AnyWorkflow, Services, match_option
-from bot.tools import Caller
 from bot.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
-from graphs.durable import cancel, expire_due, load, recover, resume
-from graphs.engine import Graph, RunResult, run_graph
-from graphs.store import WaitInfo, cost_totals
+from graphs import RunResult, cost_totals
+from graphs.runs import WaitInfo
 from graphs.trace import write_jsonl
 
 log = logging.getLogger(__name__)
@@ -58,7 +56,7 @@ class Gateway:
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
         """Before any message: continue the runs a crash left running, expire overdue waits."""
-        await recover(self.s.store)
+        await self.s.runs.recover()
         await self.expire()
 
     async def attach(self, adapter: Adapter, *, recover: bool = True) -> None:
@@ -158,13 +156,10 @@ class Gateway:
         """Run ``run_id`` of a workflow in a chat, or take it as it stands (never a second:
         its input, and what building it records, is made only for a new run)."""
         if self.s.store.run(run_id) is not None:  # recovered at ``start``: reuse its outcome
-            return load(self.s.store, run_id)
+            return self.s.runs.load(run_id)
         state = make_input()
         meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"]}
-        if isinstance(workflow, Graph):
-            return await run_graph(workflow, state, store=self.s.store, run_id=run_id,
-                                   meta=meta)
-        return await workflow.start(self.s.store, state, run_id=run_id, meta=meta)
+        return await self.s.runs.start(workflow, state, run_id=run_id, meta=meta)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
         started = WORKFLOW_COMMANDS.get(command.name)
@@ -209,11 +204,11 @@ class Gateway:
         waiting = self.s.waits.for_chat(msg.platform, msg.chat_id)
         if waiting is None:
             return "Nothing is waiting in this chat."
-        cancel(self.s.store, waiting.run_id, by="owner")
+        self.s.runs.cancel(waiting.run_id, by="owner")
         return "Cancelled the waiting run."
 
     async def _answer_wait(self, wait: WaitInfo, answer: str, by: str) -> Reply:
-        state = await resume(self.s.store, wait.run_id, answer, by, key=wait.key)
+        state = await self.s.runs.resume(wait.run_id, answer, by, key=wait.key)
         return self._reply_from(state, default_route="command")
 
     # -- replies, runs and approvals -----------------------------------------------------
@@ -256,8 +251,8 @@ class Gateway:
             wait = next((w for w in waits if w.key == target.wait_key), None)
             if wait is None or wait.status != "open":
                 return PressResult(STALE.get(wait.status if wait else "", STALE[""]), False)
-            state = await resume(self.s.store, target.run_id, target.answer, "owner",
-                                 key=target.wait_key)
+            state = await self.s.runs.resume(target.run_id, target.answer, "owner",
+                                             key=target.wait_key)
             if state.already_answered:  # another press won the race
                 return PressResult(STALE["answered"], False)
             reply = self._reply_from(state, default_route="command")
@@ -266,7 +261,7 @@ class Gateway:
 
     async def expire(self, now: float | None = None) -> int:
         """Follow ``on_expiry`` for every wait past its time and tell its chat; how many."""
-        results = await expire_due(self.s.store, now)
+        results = await self.s.runs.expire_due(now)
         for state in results:
             run = self.s.store.run(state.run_id or "")
             if run is None or "chat_id" not in run.meta:
@@ -283,11 +278,6 @@ class Gateway:
         return {"scope": self._scope(msg, is_owner), "is_owner": is_owner,
                 "platform": msg.platform, "chat_id": msg.chat_id,
                 "message_id": msg.message_id, "name": msg.user_name or msg.user_id}
-
-    def caller(self, msg: IncomingMessage, is_owner: bool) -> Caller:
-        """The tool caller for a message."""
-        return Caller(self._scope(msg, is_owner), is_owner, msg.platform, msg.chat_id,
-                      msg.user_name, msg.message_id)
 
     @staticmethod
     def _scope(msg: IncomingMessage, is_owner: bool) -> str:

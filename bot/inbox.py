@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memory.db import migrate
+from sqlitedb import migrate, transaction
 
 MIGRATIONS = [
     ("gateway_001_inbox", """
@@ -153,8 +153,7 @@ class Ledger:
                 buttons: list[dict[str, str]] | None = None) -> list[OutboxPart]:
         """Write a reply's parts once; a second call with the same key returns the first."""
         now = time.time()
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(self.conn):
             for number, text in enumerate(parts, start=1):
                 last = number == len(parts)
                 self.conn.execute(
@@ -162,10 +161,6 @@ class Ledger:
                     " text, buttons, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (platform, chat_id, reply_key, number, len(parts), text,
                      json.dumps(buttons) if buttons and last else None, now))
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
         return self.parts(platform, chat_id, reply_key)
 
     def parts(self, platform: str, chat_id: str, reply_key: str) -> list[OutboxPart]:

@@ -24,14 +24,14 @@ from bot.outbox import Outbox
 from bot.settings import Settings
 from bot.tools import Caller, ToolRegistry
 from bot.workflow_commands import briefing_input
+from graphs import END, START, Graph, Node
 from graphs.agent_nodes import agent_node
-from graphs.engine import END, START, Graph, Node
 from graphs.flows import Workflow
-from graphs.store import RunStore, WaitInfo
+from graphs.runs import Runs, RunStore, WaitInfo
 from graphs.workflows import brief as brief_flow
 from graphs.workflows import content, triage
-from memory.db import connect
 from memory.notes import Memory
+from sqlitedb import connect
 
 log = logging.getLogger(__name__)
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "config" / "prompts"
@@ -117,10 +117,8 @@ class Waits:
 
     def for_chat(self, platform: str, chat_id: str) -> WaitInfo | None:
         """The oldest open wait of a run started from this chat, if any."""
-        for wait in self.store.waits("open"):
-            if (wait.meta.get("platform"), str(wait.meta.get("chat_id"))) == (platform, chat_id):
-                return wait
-        return None
+        found = self.store.waits_of_chat(platform, chat_id)
+        return found[0] if found else None
 
 
 def match_option(wait: WaitInfo, text: str) -> str | None:
@@ -156,6 +154,7 @@ class Services:
     brief: Workflow = field(init=False)
     workflows: dict[str, AnyWorkflow] = field(init=False)  # by name
     waits: Waits = field(init=False)
+    runs: Runs = field(init=False)  # the durable rules over ``store`` and the workflows
 
     def __post_init__(self) -> None:
         self.triage = triage.build(triage.TriageDeps(
@@ -177,9 +176,10 @@ class Services:
         self.workflows = {w.name: w for w in (self.triage, self.loop_graph, self.content,
                                                 self.brief)}
         self.waits = Waits(self.store)
+        self.runs = Runs(self.store)
         for graph in (self.triage, self.loop_graph, self.content):
-            self.store.register(graph)
-        self.brief.register(self.store)
+            self.runs.register(graph)
+        self.runs.register(self.brief)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, models: Models | None = None) -> Services:

@@ -10,6 +10,7 @@ of ours beyond the graph vocabulary and the event emitter.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from pathlib import Path
 
@@ -72,7 +73,8 @@ def test_no_import_circle_between_project_modules() -> None:
         if name not in state:
             visit(name)
     # a package's __init__ importing its own modules is how a package lists its public names
-    circles = [c for c in circles if not any(b.startswith(a + ".") for a, b in zip(c, c[1:]))]
+    circles = [c for c in circles
+               if not any(b.startswith(a + ".") for a, b in itertools.pairwise(c))]
     assert circles == [], "import circles: " + "; ".join(" -> ".join(c) for c in circles)
 
 

@@ -11,11 +11,9 @@ it is handled. Each chat's messages are answered in order, different chats at on
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import sqlite3
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from telegram import Bot, User
@@ -26,6 +24,7 @@ from bot.adapters.telegram_updates import ALLOWED_UPDATES, Press, parse_update
 from bot.gateway import Gateway
 from bot.inbox import Ledger
 from bot.messages import Accepted, IncomingMessage
+from sqlitedb import transaction
 
 log = logging.getLogger(__name__)
 OFFSET_CURSOR = "telegram:offset"
@@ -33,18 +32,6 @@ PRESS_PREFIX = "telegram:press:"
 PRESS_DONE = "done"
 POLL_TIMEOUT_S = 25  # Telegram holds a long poll open up to this long when nothing comes
 MAX_BACKOFF_S = 30.0
-
-
-@contextlib.contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction on an autocommit connection."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 class Intake:

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from bot.settings import Settings
-from memory.db import connect
 from memory.notes import Memory, NoteTooLarge
+from sqlitedb import connect
 
 OWNER = "owner"
 

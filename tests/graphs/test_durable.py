@@ -94,7 +94,8 @@ def runs(store: RunStore) -> Runs:
     return Runs(store)
 
 
-async def test_a_human_node_waits_and_resume_continues_it(store: RunStore, runs: Runs) -> None:
+async def test_a_human_node_waits_and_resume_continues_it(
+        store: RunStore, runs: Runs) -> None:
     result = await runs.start(approval_graph(), {"to": "Ann"},
                              meta={"chat": "telegram:chat:7", "user": "telegram:42"})
     assert result.status == "waiting" and "sent" not in result
@@ -127,7 +128,8 @@ async def test_answers_racing_in_one_process_exactly_one_wins(tmp_path: Path) ->
     assert len({o["decision"] for o in outcomes}) == 1
 
 
-async def test_an_expired_wait_follows_on_expiry(store: RunStore, runs: Runs) -> None:
+async def test_an_expired_wait_follows_on_expiry(
+        store: RunStore, runs: Runs) -> None:
     result = await runs.start(approval_graph(expires_after=60), {"to": "Cy"})
     assert await runs.expire_due(now=time.time()) == []  # not due yet
     (expired,) = await runs.expire_due(now=time.time() + 61)
@@ -138,7 +140,8 @@ async def test_an_expired_wait_follows_on_expiry(store: RunStore, runs: Runs) ->
     assert store.waits(status="expired")[0].key == "approval:1"
 
 
-async def test_cancel_closes_the_wait(store: RunStore, runs: Runs) -> None:
+async def test_cancel_closes_the_wait(
+        store: RunStore, runs: Runs) -> None:
     result = await runs.start(approval_graph(), {"to": "Di"})
     assert runs.cancel(result.run_id or "", by="telegram:42")
     assert not runs.cancel(result.run_id or "")
@@ -147,7 +150,8 @@ async def test_cancel_closes_the_wait(store: RunStore, runs: Runs) -> None:
     assert store.events(result.run_id or "")[-1]["status"] == "cancelled"
 
 
-async def test_recover_continues_a_running_run_from_its_frontier(store: RunStore, runs: Runs) -> None:
+async def test_recover_continues_a_running_run_from_its_frontier(
+        store: RunStore, runs: Runs) -> None:
     calls: Counter[str] = Counter()
     gate = asyncio.Event()
 
@@ -181,7 +185,8 @@ async def test_recover_continues_a_running_run_from_its_frontier(store: RunStore
     assert runs.load(recovered.run_id or "").status == "completed"
 
 
-async def test_a_non_json_write_names_the_node_and_key(store: RunStore, runs: Runs) -> None:
+async def test_a_non_json_write_names_the_node_and_key(
+        store: RunStore, runs: Runs) -> None:
     graph = Graph("bad")
     graph.add_node(Node("maker", lambda s: {"ok": 1, "when": object()}))
     graph.add_edge(START, "maker")
@@ -192,7 +197,8 @@ async def test_a_non_json_write_names_the_node_and_key(store: RunStore, runs: Ru
         await run_graph(graph, {"x": {1, 2}}, store=store)
 
 
-async def test_the_log_is_the_trace_and_exports_as_jsonl(store: RunStore, runs: Runs, tmp_path: Path) -> None:
+async def test_the_log_is_the_trace_and_exports_as_jsonl(
+        store: RunStore, runs: Runs, tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
     result = await runs.start(approval_graph(), {"to": "Ed"}, observer=seen.append)
     stored = store.events(result.run_id or "")
@@ -202,7 +208,8 @@ async def test_the_log_is_the_trace_and_exports_as_jsonl(store: RunStore, runs: 
     assert read_jsonl(path) == stored
 
 
-async def test_costs_sum_the_model_calls(store: RunStore, runs: Runs) -> None:
+async def test_costs_sum_the_model_calls(
+        store: RunStore, runs: Runs) -> None:
     from graphs import node_observer
 
     async def agent(state: dict[str, Any]) -> dict[str, Any]:
@@ -269,7 +276,8 @@ def test_runs_list_with_workflow_meta_and_route(tmp_path: Path) -> None:
     assert os.path.exists(tmp_path / "l.db")
 
 
-async def test_two_waits_answered_while_the_run_is_still_running(store: RunStore, runs: Runs) -> None:
+async def test_two_waits_answered_while_the_run_is_still_running(
+        store: RunStore, runs: Runs) -> None:
     gate, calls = asyncio.Event(), Counter[str]()
 
     async def busy(state: dict[str, Any]) -> dict[str, Any]:

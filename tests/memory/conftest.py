@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.db import connect
 from memory.notes import Memory
+from sqlitedb import connect
 
 
 @pytest.fixture

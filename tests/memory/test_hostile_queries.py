@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.db import connect
 from memory.notes import Memory
 from memory.query import MAX_TERMS, query_terms
+from sqlitedb import connect
 
 HOSTILE = [
     '"', '""', '"unbalanced', "it's", "a AND", "AND", "OR OR", "NOT coffee", "NEAR(a b)",

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memory.db import connect
 from memory.notes import Memory
+from sqlitedb import connect
 
 
 def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import memory.notes as notes_module
-from memory.db import connect
 from memory.notes import Memory
 from memory.query import all_of, query_terms
+from sqlitedb import connect
 from tests.memory.corpus import CORPUS
 
 

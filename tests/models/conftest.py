@@ -15,7 +15,7 @@ from bot.models.guarded import GuardedModel
 from bot.models.openai import OpenAIClient
 from bot.tools import Caller, ToolRegistry
 from graphs import RetryPolicy
-from memory.db import connect
+from sqlitedb import connect
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
 

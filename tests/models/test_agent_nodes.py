@@ -6,8 +6,8 @@ from typing import Any
 
 from bot.agent import run_loop
 from bot.models import OfflineModel, parse_intent
-from graphs.agent_nodes import agent_node, llm_node
 from graphs import END, START, Graph, Node, run_graph
+from graphs.agent_nodes import agent_node, llm_node
 from tests.fakes.model import FakeModel
 from tests.models.conftest import GUEST, OWNER, Events, contract_tools
 

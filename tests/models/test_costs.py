@@ -12,7 +12,7 @@ import pytest
 from bot.costs import DEFAULT_PRICES, CostLedger, PriceTable, PriceTableError, load_prices
 from bot.models import BudgetExceeded, GuardedModel, OfflineModel, build_models
 from bot.settings import Settings
-from memory.db import connect
+from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
 from tests.models.conftest import Events, SleepRecorder, openai_model
 
