@@ -9,11 +9,10 @@ approval it is sent and saved as a note. ``daily`` is the schedule: every day at
 
 Usage::
 
-    brief = build(BriefDeps(small=..., big=..., loop=run_loop, notes_tools=..., ...))
-    brief.register(store)
-    result = await brief.start(store, {"day": "2025-03-14", "sender": owner}, run_id=run_id)
+    brief = runs.register(build(BriefDeps(small=..., big=..., loop=run_loop, ...)))
+    result = await runs.start(brief, {"day": "2025-03-14", "sender": owner}, run_id=run_id)
     # result.status == "waiting": show result.waits[0]["question"] with its options, then
-    result = await resume(store, run_id, "Approve", by="owner")
+    result = await runs.resume(run_id, "Approve", by="owner")        # graphs.runs.Runs
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from graphs.flows import AgentKit, Workflow, agent, ask, parallel, pipeline, step, workflow
-from graphs.flows_runtime import FlowLoop, FlowModel
+from graphs.protocols import AgentLoop, ChatModel
 
 log = logging.getLogger(__name__)
 RETRY_S = 300.0  # a failed scheduled briefing is tried again after this long
@@ -101,9 +100,9 @@ class Briefing:
 class BriefDeps:
     """Services the briefing uses, passed in by the gateway's wiring."""
 
-    small: FlowModel
-    big: FlowModel
-    loop: FlowLoop
+    small: ChatModel
+    big: ChatModel
+    loop: AgentLoop
     notes_tools: Any  # the related-notes agent's tools: memory search only
     make_caller: Callable[[dict[str, Any]], Any]
     read_agenda: Callable[[str], list[dict[str, Any]]]  # ISO day -> events (summary, start...)

@@ -24,10 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from graphs.durable import recover, resume
-from graphs.engine import RunResult
 from graphs.flows import Workflow, ask, pipeline, workflow
-from graphs.store import RunStore
+from graphs.graph import RunResult
+from graphs.runs import Runs, RunStore
 from tests.crashing import log_ran, say_ready
 
 ITEMS = ["a", "b", "c", "d"]
@@ -69,19 +68,19 @@ def dump(result: RunResult) -> dict[str, Any]:
 
 async def main(db: str, folder: Path, mode: str, answer: str | None) -> None:
     store = RunStore(db)
-    flow = build(folder, mode)
-    flow.register(store)
+    runs = Runs(store)
+    flow = runs.register(build(folder, mode))
     if mode in ("cell", "ask"):
-        result = await flow.start(store, {"items": ITEMS}, meta={"chat": "console:chat:1"})
+        result = await runs.start(flow, {"items": ITEMS}, meta={"chat": "console:chat:1"})
         if mode == "ask":
             say_ready(folder)
             threading.Event().wait()
         print(json.dumps(dump(result)))
     elif mode == "recover":
-        print(json.dumps([dump(r) for r in await recover(store)]))
+        print(json.dumps([dump(r) for r in await runs.recover()]))
     elif mode == "resume":
         run_id = store.runs(limit=1)[0].id
-        print(json.dumps(dump(await resume(store, run_id, answer, by=f"pid:{os.getpid()}"))))
+        print(json.dumps(dump(await runs.resume(run_id, answer, by=f"pid:{os.getpid()}"))))
 
 
 if __name__ == "__main__":

@@ -147,7 +147,7 @@ async def test_brief_gathers_drafts_checks_asks_revises_and_saves(desk: Desk, ca
     store = desk.gateway.s.store
     run = store.run(asked.run_id)
     assert run is not None and run.workflow == "brief" and run.status == "completed"
-    [grid] = flow_view(store.conn, asked.run_id)["pipelines"]
+    [grid] = flow_view(store.steps(asked.run_id))["pipelines"]
     assert grid["name"] == "sections" and grid["stages"] == ["draft_section", "check_section"]
     assert grid["items"] == ["09:00–09:30 Coffee with Ann", "14:00–14:30 Dentist"]
     assert all(cell["status"] == "done" for row in grid["cells"] for cell in row)

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from graphs.flows import flow_view
-from graphs.store import RunStore
+from graphs.runs import RunStore
 from tests.crashing import finish, kill_when_ready, ran, start_worker
 
 WORKER = Path(__file__).with_name("flow_worker.py")
@@ -20,7 +20,7 @@ def matrix(tmp_path: Path) -> list[list[str]]:
     store = RunStore(tmp_path / "f.db")
     try:
         run_id = store.runs(limit=1)[0].id
-        [grid] = flow_view(store.conn, run_id)["pipelines"]
+        [grid] = flow_view(store.steps(run_id))["pipelines"]
         assert grid["items"] == ["a", "b", "c", "d"] and grid["stages"] == ["fetch", "shape"]
         return [[cell["status"] for cell in row] for row in grid["cells"]]
     finally:

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphs.flows import AgentKit, agent, flow_view, parallel, rerun, step, workflow
-from graphs.store import RunStore
+from graphs.flows import AgentKit, agent, flow_view, parallel, step, workflow
+from graphs.runs import Runs, RunStore
 from tests.fakes.model import FakeModel
 
 
@@ -82,14 +82,15 @@ async def test_fail_fast_cancels_the_rest_and_a_rerun_keeps_what_finished(tmp_pa
         return await parallel([step(quick), step(gauge.work, 2, 1, key="slow"), step(flaky)])
 
     store = RunStore(tmp_path / "f.db")
-    first = await fragile.start(store)
+    runs = Runs(store)
+    first = await runs.start(fragile)
     assert first.status == "failed" and "the service is down" in first["error"]
     assert gauge.finished == 0  # the slow one was cancelled, not waited for
-    statuses = {s["key"]: s["status"] for s in flow_view(store.conn, first.run_id or "")["steps"]}
+    statuses = {s["key"]: s["status"] for s in flow_view(store.steps(first.run_id or ""))["steps"]}
     assert statuses == {"quick": "done", "slow": "cancelled", "flaky": "failed"}
 
     gauge.release.set()
-    again = await rerun(store, first.run_id or "")
+    again = await runs.rerun(first.run_id or "")
     assert again.status == "completed" and again["result"] == [1, 20, 7]
 
 

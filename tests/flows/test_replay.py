@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from graphs.durable import expire_due, resume
 from graphs.flows import (
     AgentKit,
     Decision,
@@ -17,11 +16,10 @@ from graphs.flows import (
     agent,
     ask,
     flow_view,
-    rerun,
     step,
     workflow,
 )
-from graphs.store import RunStore
+from graphs.runs import Runs, RunStore
 from tests.fakes.model import FakeModel
 
 CARD = '{"text": "Dear Ann, thank you!", "words": 4}'
@@ -72,7 +70,7 @@ async def started(path: Path, prompt: str = "Write a short card.") -> tuple[str,
     store = RunStore(path)
     model = FakeModel(role="big")
     model.enqueue(text=f"Here it is: {CARD}")
-    result = await build(model, prompt).start(store, {"who": "Ann"}, meta={"chat": "t"})
+    result = await Runs(store).start(build(model, prompt), {"who": "Ann"}, meta={"chat": "t"})
     assert result.status == "waiting"
     assert result.waits[0]["question"] == "Send this?\nDear Ann, thank you!"
     assert result.waits[0]["options"] == ["Approve", "Revise", "Discard"]
@@ -84,8 +82,9 @@ async def started(path: Path, prompt: str = "Write a short card.") -> tuple[str,
 async def test_typed_outputs_come_back_as_their_types_after_a_restart(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
     store, model, seen = RunStore(tmp_path / "f.db"), FakeModel(role="big"), list[Any]()
-    build(model, seen=seen).register(store)  # a "new process": new store, new workflow object
-    done = await resume(store, run_id, "Approve", by="owner")
+    runs = Runs(store)
+    runs.register(build(model, seen=seen))  # a "new process": new store, new workflow object
+    done = await runs.resume(run_id, "Approve", by="owner")
     assert done.status == "completed" and done["reply"] == "Dear Ann, thank you!"
     assert done["total"] == 4
     assert model.history == []  # the card was not written again
@@ -98,8 +97,9 @@ async def test_typed_outputs_come_back_as_their_types_after_a_restart(tmp_path: 
 async def test_a_changed_prompt_is_refused_then_re_run_when_asked(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
     store, model = RunStore(tmp_path / "f.db"), FakeModel(role="big")
-    build(model, prompt="Write a long card.").register(store)
-    refused = await resume(store, run_id, "Approve", by="owner")
+    runs = Runs(store)
+    runs.register(build(model, prompt="Write a long card."))
+    refused = await runs.resume(run_id, "Approve", by="owner")
     assert refused.status == "failed" and model.history == []
     assert "step 'card' changed" in refused["error"] and "prompt" in refused["error"]
     assert "input" not in refused["error"].split("(")[1].split(")")[0]
@@ -107,12 +107,12 @@ async def test_a_changed_prompt_is_refused_then_re_run_when_asked(tmp_path: Path
     assert run is not None and run.status == "failed" and "'card'" in (run.error or "")
 
     model.enqueue(text='{"text": "Dearest Ann, a long thank-you.", "words": 5}')
-    again = await rerun(store, run_id, ["card"])
+    again = await runs.rerun(run_id, ["card"])
     assert [c.messages[0].content.split("\n")[0] for c in model.history] == ["Write a long card."]
     # the approval was for the old card: the new one is asked again, not approved silently
     assert again.status == "waiting"
     assert again.waits[0]["question"] == "Send this?\nDearest Ann, a long thank-you."
-    done = await resume(store, run_id, "Approve", by="owner")
+    done = await runs.resume(run_id, "Approve", by="owner")
     assert done.status == "completed" and done["reply"] == "Dearest Ann, a long thank-you."
     assert done["total"] == 5
 
@@ -120,40 +120,42 @@ async def test_a_changed_prompt_is_refused_then_re_run_when_asked(tmp_path: Path
 async def test_the_re_run_choice_is_kept_for_later_resumes(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
     store, model = RunStore(tmp_path / "f.db"), FakeModel(role="big")
-    build(model, prompt="Write a long card.").register(store)
+    runs = Runs(store)
+    runs.register(build(model, prompt="Write a long card."))
     model.enqueue(text=CARD)
-    again = await rerun(store, run_id, ["*"])
+    again = await runs.rerun(run_id, ["*"])
     assert again.status == "waiting" and len(model.history) == 1
-    done = await resume(store, run_id, "Approve", by="owner")  # replays with the choice kept
+    done = await runs.resume(run_id, "Approve", by="owner")  # replays with the choice kept
     assert done.status == "completed" and len(model.history) == 1
 
 
 async def test_revise_with_feedback_loops_back_and_asks_again(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
     store, model = RunStore(tmp_path / "f.db"), FakeModel(role="big")
-    build(model).register(store)
-    feedback = await resume(store, run_id, "Revise", by="owner")
+    runs = Runs(store)
+    runs.register(build(model))
+    feedback = await runs.resume(run_id, "Revise", by="owner")
     assert feedback.status == "waiting"
     assert feedback.waits[0]["question"] == "What should change?"
     assert feedback.waits[0]["options"] == []
     model.enqueue(text='{"text": "Dear Ann, the tulips were perfect!", "words": 6}')
-    asked = await resume(store, run_id, "mention the tulips", by="owner")
+    asked = await runs.resume(run_id, "mention the tulips", by="owner")
     assert asked.status == "waiting"
     assert asked.waits[0]["question"] == "Send this?\nDear Ann, the tulips were perfect!"
     assert "mention the tulips" in model.history[0].messages[1].content
-    done = await resume(store, run_id, "Approve", by="owner")
+    done = await runs.resume(run_id, "Approve", by="owner")
     assert done["reply"] == "Dear Ann, the tulips were perfect!"
     assert done["feedback"] == ["mention the tulips"] and done["choice"] == "Approve"
     assert len(model.history) == 1  # the revision was not written twice on the last replay
-    keys = [s["key"] for s in flow_view(store.conn, run_id)["steps"]]
+    keys = [s["key"] for s in flow_view(store.steps(run_id))["steps"]]
     assert keys == ["card", "count", "send#1", "send#1/feedback", "send#1/revise", "send#2"]
 
 
 async def test_discard_ends_the_run_without_approval(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
-    store = RunStore(tmp_path / "f.db")
-    build(FakeModel(role="big")).register(store)
-    done = await resume(store, run_id, "Discard", by="owner")
+    runs = Runs(RunStore(tmp_path / "f.db"))
+    runs.register(build(FakeModel(role="big")))
+    done = await runs.resume(run_id, "Discard", by="owner")
     assert done.status == "completed" and done["reply"] == "Not sent."
 
 
@@ -180,8 +182,9 @@ async def test_an_unanswered_ask_expires_and_the_workflow_sees_it(tmp_path: Path
         return "expired" if decision.expired else decision.choice
 
     store = RunStore(tmp_path / "f.db")
-    asked = await expiring.start(store)
+    runs = Runs(store)
+    asked = await runs.start(expiring)
     [wait] = store.waits("open")
     assert wait.expires_at is not None and asked.waits[0]["key"] == wait.key
-    [done] = await expire_due(store, now=wait.expires_at + 1)
+    [done] = await runs.expire_due(now=wait.expires_at + 1)
     assert done.status == "completed" and done["result"] == "expired"

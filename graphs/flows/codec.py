@@ -1,9 +1,10 @@
 """Typed values as plain JSON for code workflows: encode, rebuild as a type, describe, hash.
 
 A step's output is stored as JSON and rebuilt on replay as the type the author asked for
-(``returns=Dataclass``, ``list[Dataclass]``, ``str``...), so nothing is ever pickled. The same
-JSON feeds the step's fingerprint: a short hash per part (prompt, input, return schema, model
-options), so a mismatch can say which part changed.
+(``returns=Dataclass``, a generic one such as ``Decision[SectionDraft]``, ``list``/``dict``/
+``Optional`` of them, ``str``...), so nothing is ever pickled. The same JSON feeds the step's
+fingerprint: a short hash per part (prompt, input, return schema, model options), so a
+mismatch can say which part changed.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import hashlib
 import json
 import types
 import typing
-from typing import Any
+from typing import Any, TypeVar
 
 _canonical = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+_UNIONS = (typing.Union, types.UnionType)
 
 
 class NotJson(TypeError):
@@ -36,14 +38,54 @@ def to_json(value: Any) -> Any:
                   "lists, dicts or dataclasses of them)")
 
 
-def from_json(kind: Any, data: Any) -> Any:
-    """Rebuild ``data`` (plain JSON) as ``kind``: a dataclass, a list/dict of them, a scalar."""
-    if kind is Any or kind is None or data is None:
-        return data
+def _dataclass_of(kind: Any) -> tuple[type | None, dict[Any, Any]]:
+    """(the dataclass, its type parameters bound) for ``Card`` or ``Decision[Card]``."""
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
-        return kind(**{f.name: from_json(hints.get(f.name, Any), data[f.name])
-                       for f in dataclasses.fields(kind) if f.name in data})
+        return kind, {}
+    origin = typing.get_origin(kind)
+    if isinstance(origin, type) and dataclasses.is_dataclass(origin):
+        params = getattr(origin, "__parameters__", ())
+        return origin, dict(zip(params, typing.get_args(kind), strict=False))
+    return None, {}
+
+
+def _bind(hint: Any, bound: dict[Any, Any]) -> Any:
+    """``hint`` with type parameters replaced (``list[T]`` with T=Card: ``list[Card]``)."""
+    if isinstance(hint, TypeVar):
+        return bound.get(hint, Any)
+    args = typing.get_args(hint)
+    if not bound or not args:
+        return hint
+    new = tuple(_bind(arg, bound) for arg in args)
+    origin = typing.get_origin(hint)
+    if origin in _UNIONS:
+        return typing.Union[new]  # noqa: UP007 - built from a tuple of types
+    try:
+        return origin[new] if len(new) > 1 else origin[new[0]]
+    except TypeError:  # an origin that can't be subscripted again
+        return hint
+
+
+def _fields(cls: type, bound: dict[Any, Any]) -> dict[str, Any]:
+    """A dataclass's field types, with its type parameters bound."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except NameError:  # a class defined where its annotations can't be resolved
+        hints = {}
+    return {f.name: _bind(hints.get(f.name, Any), bound) for f in dataclasses.fields(cls)}
+
+
+def from_json(kind: Any, data: Any) -> Any:
+    """Rebuild ``data`` (plain JSON) as ``kind``: a dataclass (generic too), a list/dict/
+    Optional of them, a scalar."""
+    if kind is Any or kind is None or data is None or isinstance(kind, TypeVar):
+        return data
+    cls, bound = _dataclass_of(kind)
+    if cls is not None:
+        if not isinstance(data, dict):
+            raise TypeError(f"expected a JSON object for {cls.__name__}, got {data!r:.60}")
+        return cls(**{name: from_json(hint, data[name])
+                      for name, hint in _fields(cls, bound).items() if name in data})
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin in (list, typing.Sequence, tuple) or kind in (list, tuple):
         item = args[0] if args else Any
@@ -51,10 +93,9 @@ def from_json(kind: Any, data: Any) -> Any:
         return tuple(items) if origin is tuple or kind is tuple else items
     if origin is dict:
         return {key: from_json(args[1], value) for key, value in data.items()}
-    if origin in (typing.Union, types.UnionType):
+    if origin in _UNIONS:
         for option in args:  # the first dataclass a dict fits, else the data as it is
-            if isinstance(option, type) and dataclasses.is_dataclass(option) \
-                    and isinstance(data, dict):
+            if _dataclass_of(option)[0] is not None and isinstance(data, dict):
                 return from_json(option, data)
         return data
     if kind is float and isinstance(data, int):
@@ -64,11 +105,10 @@ def from_json(kind: Any, data: Any) -> Any:
 
 def schema(kind: Any) -> Any:
     """A JSON description of a return type, for the fingerprint (field names and types)."""
-    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
-        return {"dataclass": kind.__qualname__,
-                "fields": {f.name: schema(hints.get(f.name, Any))
-                           for f in dataclasses.fields(kind)}}
+    cls, bound = _dataclass_of(kind)
+    if cls is not None:
+        return {"dataclass": cls.__qualname__,
+                "fields": {name: schema(hint) for name, hint in _fields(cls, bound).items()}}
     if args := typing.get_args(kind):
         origin = typing.get_origin(kind)
         return {"type": getattr(origin, "__name__", str(origin)), "of": [schema(a) for a in args]}
@@ -100,24 +140,24 @@ def label(value: Any) -> str:
     return text
 
 
-def parse_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in a model's reply (bare, or inside prose or a code fence)."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            found, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            found = None
-        if isinstance(found, dict):
-            return found
-        start = text.find("{", start + 1)
-    return None
+def code_text(fn: Any) -> list[str]:
+    """The text constants of a function's code (nested functions too): the prompts written in
+    it, so an edit to them changes the fingerprint of the pipeline cells it ran."""
+    code = getattr(fn, "__code__", None)
+    found: list[str] = []
+    todo = [code] if code is not None else []
+    while todo:
+        for const in todo.pop(0).co_consts:
+            if isinstance(const, str):
+                found.append(const)
+            elif isinstance(const, types.CodeType):
+                todo.append(const)
+    return found
 
 
 def json_instruction(kind: Any) -> str:
     """What the prompt adds when an agent step must return a dataclass."""
-    if not (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
+    if _dataclass_of(kind)[0] is None:
         return ""
     fields = ", ".join(f'"{name}": {json.dumps(spec) if not isinstance(spec, str) else spec}'
                        for name, spec in schema(kind)["fields"].items())
