@@ -17,7 +17,7 @@ import inspect
 import json
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from graphs.flows.codec import code_text, from_json, json_instruction, label, schema, to_json
 from graphs.flows.runtime import (
@@ -34,6 +34,7 @@ from graphs.protocols import ChatModel, parse_json_object
 Child = FlowCall[Any] | Awaitable[Any] | Callable[[], Awaitable[Any]]
 Stage = FlowCall[Any] | Callable[[Any], Awaitable[Any]]
 _NO_INPUT: Any = object()  # an agent call whose input a pipeline gives
+T = TypeVar("T")
 
 
 def _render(value: Any) -> str:
@@ -60,7 +61,7 @@ def _parse(key: str, text: str, returns: Any) -> Any:
                         f"{getattr(returns, '__name__', returns)}: {exc}") from None
 
 
-class AgentCall(FlowCall[Any]):
+class AgentCall(FlowCall[T]):
     """One agent step not made yet: a model call (or, with ``tools``, the tool loop)."""
 
     kind = "agent"
@@ -76,7 +77,7 @@ class AgentCall(FlowCall[Any]):
     def key(self) -> str:
         return self.name if self.key_by is None else f"{self.name}[{label(self.key_by)}]"
 
-    def given(self, value: Any) -> AgentCall:
+    def given(self, value: Any) -> AgentCall[T]:
         """This call with ``value`` as its input (a pipeline stage's item)."""
         if self.input is not _NO_INPUT:
             raise FlowError(f"pipeline stage agent({self.name!r}) has an input of its own: "
@@ -119,10 +120,22 @@ class AgentCall(FlowCall[Any]):
         return _parse(key, str(result.text), self.returns)
 
 
+@overload
+def agent(name: str, *, prompt: str, input: Any = ..., key_by: Any = ...,
+          model: str | ChatModel | None = ..., tools: Any = ..., caller: Any = ...,
+          max_tokens: int = ..., max_iterations: int = ...) -> AgentCall[str]: ...
+@overload
+def agent(name: str, *, prompt: str, input: Any = ..., returns: type[T], key_by: Any = ...,
+          model: str | ChatModel | None = ..., tools: Any = ..., caller: Any = ...,
+          max_tokens: int = ..., max_iterations: int = ...) -> AgentCall[T]: ...
+@overload
+def agent(name: str, *, prompt: str, input: Any = ..., returns: Any, key_by: Any = ...,
+          model: str | ChatModel | None = ..., tools: Any = ..., caller: Any = ...,
+          max_tokens: int = ..., max_iterations: int = ...) -> AgentCall[Any]: ...
 def agent(name: str, *, prompt: str, input: Any = _NO_INPUT, returns: Any = str,
           key_by: Any = None, model: str | ChatModel | None = None, tools: Any = None,
-          caller: Any = None, max_tokens: int = 1024, max_iterations: int = 8) -> AgentCall:
-    """One agent step, made when awaited, its reply rebuilt as ``returns``.
+          caller: Any = None, max_tokens: int = 1024, max_iterations: int = 8) -> AgentCall[Any]:
+    """One agent step, made when awaited, its reply rebuilt as ``returns`` (default: str).
 
     ``prompt`` is the instruction (a dataclass ``returns`` adds its JSON shape to it),
     ``input`` the data it works on (left out for a pipeline stage: the item is), ``key_by``
@@ -187,7 +200,7 @@ async def _gather(calls: Sequence[Callable[[], Awaitable[Any]]], limit: int | No
         pending = set(tasks)
         while pending:
             finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
-            failed = [t.exception() for t in finished if not t.cancelled()
+            failed = [t.exception() for t in tasks if t in finished and not t.cancelled()
                       and t.exception() is not None and not isinstance(t.exception(), Suspend)]
             if fail_fast and failed:
                 raise failed[0]  # type: ignore[misc]
