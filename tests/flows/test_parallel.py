@@ -88,6 +88,10 @@ async def test_fail_fast_cancels_the_rest_and_a_rerun_keeps_what_finished(tmp_pa
     assert gauge.finished == 0  # the slow one was cancelled, not waited for
     statuses = {s["key"]: s["status"] for s in flow_view(store.steps(first.run_id or ""))["steps"]}
     assert statuses == {"quick": "done", "slow": "cancelled", "flaky": "failed"}
+    assert flow_view(store.steps(first.run_id or ""))["groups"] == [  # one fan-out block
+        {"name": "parallel quick+slow+flaky", "children": [
+            {"key": "quick", "status": "done"}, {"key": "slow", "status": "cancelled"},
+            {"key": "flaky", "status": "failed"}]}]
 
     gauge.release.set()
     again = await runs.rerun(first.run_id or "")

@@ -188,3 +188,12 @@ async def test_an_unanswered_ask_expires_and_the_workflow_sees_it(tmp_path: Path
     assert wait.expires_at is not None and asked.waits[0]["key"] == wait.key
     [done] = await runs.expire_due(now=wait.expires_at + 1)
     assert done.status == "completed" and done["result"] == "expired"
+
+
+def test_the_public_surface() -> None:
+    import graphs.flows
+
+    assert set(graphs.flows.__all__) >= {
+        "AgentKit", "Decision", "FingerprintMismatch", "FlowError", "Workflow", "agent", "ask",
+        "approve", "flow_view", "matrix_text", "parallel", "pipeline", "step", "workflow"}
+    assert all(hasattr(graphs.flows, name) for name in graphs.flows.__all__)
