@@ -21,8 +21,7 @@ def draw(workflow: Workflow, store: RunStore) -> str:
     """The workflow as Mermaid text, or one line saying it has no run to draw from yet."""
     if workflow.graph is not None:
         return to_mermaid(workflow.graph)
-    last = next((run for run in store.runs(limit=1_000_000) if run.workflow == workflow.name),
-                None)
+    last = store.last_run(workflow.name)
     if last is None:
         return f"{workflow.name}: no run yet (a code workflow is drawn from its last run)\n"
     return flow_mermaid(store.steps(last.id), f"{workflow.name} (run {last.id}, {last.status})")

@@ -47,7 +47,12 @@ class Runs:
                     observer: Observer | None = None) -> RunResult:
         """A new run of ``workflow`` (registered first when it is an object)."""
         found = self._named(workflow) if isinstance(workflow, str) else self.register(workflow)
-        return await found.start(self.store, input, run_id=run_id, meta=meta, observer=observer)
+        result = await found.start(self.store, input, run_id=run_id, meta=meta,
+                                   observer=observer)
+        if result.status == "waiting" and result.run_id and self.store.with_untaken_answers(
+                result.run_id):  # answered while another branch still ran: take it up now
+            return await self._continue(result.run_id, observer, ("waiting",))
+        return result
 
     async def resume(self, run_id: str, answer: Any, by: str = "owner", key: str | None = None,
                      observer: Observer | None = None) -> RunResult:

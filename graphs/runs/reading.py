@@ -86,12 +86,19 @@ class RunReading:
             chosen.update(json.loads(data).get("steps", []))
         return chosen
 
-    def with_untaken_answers(self) -> list[str]:
-        """Waiting runs holding an answer they have not used (given while they still ran)."""
-        return [run_id for (run_id,) in self.conn.execute(
+    def with_untaken_answers(self, run_id: str | None = None) -> list[str]:
+        """Waiting runs (of all, or just ``run_id``) holding an answer they have not used:
+        one given while the run still ran."""
+        return [found for (found,) in self.conn.execute(
             "SELECT DISTINCT w.run_id FROM run_waits w JOIN runs r ON r.id = w.run_id"
             " WHERE r.status = 'waiting' AND w.status IN ('answered', 'expired')"
-            " AND w.taken_at IS NULL")]
+            " AND w.taken_at IS NULL AND (? IS NULL OR w.run_id = ?)", (run_id, run_id))]
+
+    def last_run(self, workflow: str) -> RunInfo | None:
+        """The most recent run of ``workflow``."""
+        found = self._runs("WHERE workflow = ? ORDER BY started_at DESC, rowid DESC LIMIT 1",
+                           (workflow,))
+        return found[0] if found else None
 
     # -- events ----------------------------------------------------------------------------
 
