@@ -88,11 +88,14 @@ def run_detail(store: RunStore, registry: Registry, run_id: str,
     bars, routes = read_bars(events, run, now)
     if run.status == "running":
         bars += in_flight(store, run_id, bars, now)
+    blocked = next((list(e.get("blocked") or []) for e in reversed(events)
+                    if e["event"] == "graph_end"), [])
     workflow = registry.get(run.workflow)
     graph = None if workflow is None else workflow.graph  # a code workflow has steps instead
     return {"run": run_row(run, cost_totals(events), open_wait, now),
             "timeline": timeline(bars, routes, run.started_at),
-            "graph_svg": path_svg(graph, bars, routes, run.status) if graph else None,
+            "graph_svg": path_svg(graph, bars, routes, run.status, blocked) if graph else None,
+            "blocked": blocked,
             "waits": [_wait_view(w) for w in store.waits(None, run_id)],
             "state": dict(result_of(store.record(run_id))), "events": events, "now": now,
             "flow": flow_view(store.steps(run_id)),
@@ -265,9 +268,12 @@ def format_duration(seconds: float) -> str:
     return f"{hours // 24}d {hours % 24}h"
 
 
-def path_svg(graph: Graph, bars: list[Bar], routes: list[dict[str, Any]], status: str) -> str:
-    """The workflow's graph with the nodes this run visited and the edges it followed."""
+def path_svg(graph: Graph, bars: list[Bar], routes: list[dict[str, Any]], status: str,
+             blocked: list[str] | None = None) -> str:
+    """The workflow's graph with the nodes this run visited, the edges it followed and the
+    nodes a failure kept from running (blocked)."""
     states: dict[str, str] = {START: "completed"} if bars else {}
+    states.update(dict.fromkeys(blocked or [], "blocked"))
     ok_ends: dict[str, int] = {}
     for bar in bars:
         states[bar.node] = bar.status

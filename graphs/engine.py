@@ -54,7 +54,8 @@ class _Run:
         self.crash: BaseException | None = None  # what a task raised, for the loop to raise
         self.clock = 0  # counts finished nodes, to tell which runs overlapped
         self.last_write: dict[str, tuple[int, str]] = {}  # key -> (clock, node) of its writer
-        self.failed: str | None = None  # the node whose failure ends the run
+        self.failed: list[str] = []  # nodes whose failure ends the run (no on_error)
+        self.blocked: set[str] = set()  # what those nodes reach: never started now
 
     def record(self, delta: GraphState, node: str | None = None,
                taken: str | None = None) -> None:
@@ -91,13 +92,14 @@ class _Run:
             raise
 
     def _ready(self) -> list[str]:
-        """Triggered nodes that no active node can still reach (the join rule)."""
-        if self.failed is not None:
+        """Triggered nodes that no active node can still reach (the join rule); after a
+        failure only those that do not depend on it, and none once max_steps is spent."""
+        if self.failed and sum(self.visits.values()) >= self.max_steps:
             return []
-        if len(self.triggered) == 1 and not self.running and not self.waiting:
+        if len(self.triggered) == 1 and not (self.running or self.waiting or self.blocked):
             return list(self.triggered)  # the common case, a chain: nothing else is active
         ancestors = self.g.ancestors
-        return [n for n in self.triggered if n not in self.running
+        return [n for n in self.triggered if n not in self.running and n not in self.blocked
                 and ancestors[n].isdisjoint(self.triggered)
                 and ancestors[n].isdisjoint(self.running)
                 and ancestors[n].isdisjoint(self.waiting)]
@@ -194,7 +196,9 @@ class _Run:
             if on_error is not None and sum(self.visits.values()) < self.max_steps:
                 routes = [(on_error, "on_error")]
             else:
-                routes, self.failed = [], self.failed or name
+                routes = []
+                self.failed.append(name)
+                self.blocked |= self.g.reach[name]
         for target, _ in routes:
             if target != END:
                 self.triggered[target] = None
@@ -233,12 +237,11 @@ class _Run:
 
     def _end(self, error: str | None = None) -> RunResult:
         """Settle the status; report it, with what a failed node kept from running."""
-        failed = self.failed is not None or error is not None
+        failed = bool(self.failed) or error is not None
         self.state.status = "failed" if failed else "waiting" if self.waiting else "completed"
         self.state.waits = list(self.waiting.values())
         if self.events.on:
-            blocked = [] if self.failed is None else sorted(
-                (self.g.reach[self.failed] - self.visits.keys()) | self.triggered.keys())
+            blocked = sorted((self.blocked - self.visits.keys()) | self.triggered.keys())
             fields = {"error": error} if error else {"blocked": blocked} if blocked else {}
             self.events.emit("graph_end", status=self.state.status, **fields)
             self.events.record()

@@ -107,8 +107,10 @@ async def test_a_failed_node_is_reported_with_its_error(site: Site) -> None:
 
     graph = Graph("breaks")
     graph.add_node(Node("explode", explode))
+    graph.add_node(Node("tidy_up", lambda state: {"tidy": True}))
     graph.add_edge(START, "explode")
-    graph.add_edge("explode", END)
+    graph.add_edge("explode", "tidy_up")
+    graph.add_edge("tidy_up", END)
     result = await site.desk.services.runs.start(graph, {}, run_id="broken-run")
     assert result.status == "failed"
     detail = await site.get_json("/api/runs/broken-run")
@@ -116,6 +118,8 @@ async def test_a_failed_node_is_reported_with_its_error(site: Site) -> None:
     assert bar["status"] == "failed" and "printer" in bar["error"]
     assert detail["run"]["status"] == "failed"
     assert '<g class="node failed" data-node="explode">' in detail["graph_svg"]
+    assert detail["blocked"] == ["tidy_up"]  # what the failure kept from running
+    assert '<g class="node blocked" data-node="tidy_up">' in detail["graph_svg"]
 
 
 async def test_a_running_run_shows_the_node_it_is_in_then_its_end(site: Site) -> None:

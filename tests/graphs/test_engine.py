@@ -503,3 +503,33 @@ async def test_router_returning_an_unknown_label_is_a_node_error() -> None:
     graph.add_router("a", lambda s: "maybe", {"yes": END})
     result = await run_graph(graph, {})
     assert "'maybe'" in result["errors"]["a"] and result.status == "failed"
+
+
+async def test_a_failure_blocks_only_its_dependents_and_independent_nodes_finish() -> None:
+    release = asyncio.Event()
+
+    async def broken(state: State) -> State:
+        release.set()  # the independent branch is still busy when this fails
+        raise ValueError("nope")
+
+    async def slow(state: State) -> State:
+        await release.wait()
+        return {"slow": True}
+
+    graph = Graph("split")
+    for node in (Node("broken", broken), Node("after_broken", writes("after_broken")),
+                 Node("slow", slow), Node("after_slow", writes("after_slow"))):
+        graph.add_node(node)
+    graph.add_edge(START, "broken")
+    graph.add_edge(START, "slow")
+    graph.add_edge("broken", "after_broken")
+    graph.add_edge("slow", "after_slow")
+    rec = Recorder()
+    result = await run_graph(graph, {}, observer=rec)
+    assert result.status == "failed" and result["errors"] == {"broken": "ValueError: nope"}
+    assert result["slow"] is True and result["after_slow"] is True  # independent: finished
+    assert "after_broken" not in result
+    assert rec.of("graph_end")[0]["blocked"] == ["after_broken"]
+    assert node_statuses(rec.events, graph.nodes) == {
+        "broken": "failed", "after_broken": "blocked", "slow": "completed",
+        "after_slow": "completed"}
