@@ -85,7 +85,7 @@ def build_tools(memory: Memory, calendar: Calendar | None, notify: OwnerNotifier
             text: the note to save, in plain words.
         """
         try:
-            note_id = memory.add(caller.scope, text)
+            note_id = memory.add(caller.scope, text, caller.effect_key)  # once per call
         except NoteTooLarge as exc:
             return str(exc)
         return f"Saved note #{note_id}."

@@ -36,14 +36,17 @@ class Caller:
     chat_id: str
     name: str = ""  # how they call themselves, for notices to the owner
     message_id: str = ""  # the message being answered ("" for a run no message started)
+    effect_key: str = ""  # the one tool call this is (run, node visit, call id), for effects
 
 
 @dataclass(frozen=True)
 class ToolResult:
-    """A tool's answer as text, and whether the tool actually ran and succeeded."""
+    """A tool's answer as text, whether the tool ran and succeeded, and whether the call was
+    a valid action at all (a known tool, allowed, with arguments that fit)."""
 
     text: str
     ok: bool
+    valid: bool = True
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,11 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
-            return ToolResult(f"error: there is no tool named {name!r} (tools: {known}).", False)
+            return ToolResult(f"error: there is no tool named {name!r} (tools: {known}).", False,
+                              valid=False)
         if not self.allowed(name, caller):
-            return ToolResult(f"not allowed: {name} is only available to the owner.", False)
+            return ToolResult(f"not allowed: {name} is only available to the owner.", False,
+                              valid=False)
         kwargs = dict(arguments)
         kwargs.pop("caller", None)  # a model may not choose who it acts for
         if tool.wants_caller:
@@ -105,7 +110,7 @@ class ToolRegistry:
         try:
             inspect.signature(tool.fn).bind(**kwargs)
         except TypeError as exc:
-            return ToolResult(f"error: bad arguments for {name}: {exc}.", False)
+            return ToolResult(f"error: bad arguments for {name}: {exc}.", False, valid=False)
         try:
             if inspect.iscoroutinefunction(tool.fn):
                 value = await tool.fn(**kwargs)

@@ -134,8 +134,8 @@ class _Run:
         node, attempt = self.g.nodes[name], 1
         answer = self.answers[name][1] if name in self.answers else NO_ANSWER
         # Only nodes that may read it need the context (it costs on the hot path).
-        token = (node_scope.set((self.events, name, answer)) if self.events.on or self.answers
-                 else None)
+        token = (node_scope.set((self.events, name, answer, self.visits.get(name, 1)))
+                 if self.events.on or self.answers else None)
         try:
             while True:
                 t0 = time.perf_counter()

@@ -17,8 +17,9 @@ from graphs.graph import GraphState, Observer, RunLog
 
 log = logging.getLogger(__name__)
 NO_ANSWER: Any = object()  # a node visited without an answer to read
-# Inside a node: (the run's events, the node's name, the answer it was woken with).
-node_scope: contextvars.ContextVar[tuple[RunEvents, str, Any]] = contextvars.ContextVar("node")
+# Inside a node: (the run's events, the node's name, the answer it was woken with, the visit).
+node_scope: contextvars.ContextVar[tuple[RunEvents, str, Any, int]] = contextvars.ContextVar(
+    "node")
 
 
 def node_observer() -> Observer | None:

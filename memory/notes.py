@@ -102,9 +102,27 @@ class Memory:
 
     # -- notes ---------------------------------------------------------------------------
 
-    def add(self, scope: str, text: str) -> int:
-        """Save a note for ``scope``; return its id. NoteTooLarge if over the limit."""
-        return self.add_many(scope, [text])[0]
+    def add(self, scope: str, text: str, effect_key: str = "") -> int:
+        """Save a note for ``scope``; return its id. NoteTooLarge if over the limit.
+
+        With ``effect_key`` (the tool call saving it) the note is saved once: the same key
+        again returns the note saved the first time.
+        """
+        if not effect_key:
+            return self.add_many(scope, [text])[0]
+        cleaned = _checked_note(text)
+        with self._lock, transaction(self.conn):
+            row = self.conn.execute("SELECT note_id FROM memory_effects WHERE key = ?",
+                                    (effect_key,)).fetchone()
+            if row is not None:
+                return int(row[0])
+            note_id = self._reserve(NOTES, scope, 1)
+            self.conn.execute("INSERT INTO memory_notes (id, scope, text, created_at)"
+                              " VALUES (?, ?, ?, ?)", (note_id, scope, cleaned, time.time()))
+            self.conn.execute("INSERT INTO memory_effects (key, note_id) VALUES (?, ?)",
+                              (effect_key, note_id))
+            self._writes += 1
+        return note_id
 
     def add_many(self, scope: str, texts: Iterable[str]) -> list[int]:
         """Save several notes in one transaction (bulk import); return their ids."""

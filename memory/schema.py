@@ -57,4 +57,12 @@ MIGRATIONS: list[Migration] = [
                 VALUES ('delete', old.id, old.text);
         END;
     """),
+    # A note saved by a tool call is keyed by that call (run, node visit, call id): the same
+    # call done again after a crash finds its note instead of saving a second one.
+    ("memory_004_effects", """
+        CREATE TABLE memory_effects (
+            key TEXT PRIMARY KEY,
+            note_id INTEGER NOT NULL
+        );
+    """),
 ]

@@ -233,6 +233,14 @@ class RunStore(RunReading):
                           " ended_at = ? WHERE run_id = ? AND key = ?",
                           (output_json, time.time(), run_id, key))
 
+    def save_step(self, run_id: str, key: str, kind: str, output_json: str) -> None:
+        """A step recorded done at once (a model turn inside a node: one write)."""
+        now = time.time()
+        self.conn.execute(
+            "INSERT OR REPLACE INTO run_steps (run_id, key, kind, status, fingerprint, parts,"
+            " output, started_at, ended_at) VALUES (?, ?, ?, 'done', '', '{}', ?, ?, ?)",
+            (run_id, key, kind, output_json, now, now))
+
     def mark_step(self, run_id: str, key: str, status: str, error: str | None = None) -> None:
         ended = time.time() if status in ("failed", "cancelled") else None
         self.conn.execute("UPDATE run_steps SET status = ?, error = ?, ended_at = ?"

@@ -168,6 +168,8 @@ def describe(event: dict[str, Any]) -> str:
         return f"tool_call:{event['tool']}"
     if kind == "graph_end":
         return f"graph_end:{event['status']}"
+    if kind == "loop_end":
+        return f"loop_end:{event['stop_reason']}"
     return str(kind)
 
 

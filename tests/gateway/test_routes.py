@@ -54,7 +54,8 @@ async def test_task_goes_to_the_agent_which_uses_tools(harness: Harness) -> None
     assert reply.model_calls == {"small": 1, "big": 2}
     assert_triage_story(harness.story(reply.run_id), [
         "route:full_agent", "node_start:full_agent", "model_call:big:agent",
-        "tool_call:remember", "model_call:big:agent", "node_end:full_agent"])
+        "tool_call:remember", "model_call:big:agent", "loop_end:final_answer",
+        "node_end:full_agent"])
     assert [n.text for n in harness.services.memory.recent("owner")] == [
         "the dentist is Friday 3pm"]
 
@@ -111,7 +112,8 @@ async def test_graph_mode_off_sends_everything_to_the_loop(make_harness: Harness
         reply = await h.send(text)
         assert (reply.route, reply.text) == ("loop", f"agent: {text}")
         assert h.story(reply.run_id) == ["graph_start", "node_start:loop",
-                                         "model_call:big:agent", "node_end:loop",
+                                         "model_call:big:agent", "loop_end:final_answer",
+                                         "node_end:loop",
                                          "graph_end:completed"]
     assert h.small.history == []
 

@@ -314,3 +314,19 @@ async def test_two_waits_answered_while_the_run_is_still_running(
     assert done["joined"] == ["yes to A", "yes to B", "done"]
     assert calls == {"busy": 1, "join": 1}
     assert await runs.expire_due() == []  # nothing left to take up
+
+
+TOOL_WORKER = Path(__file__).with_name("tool_crash_worker.py")
+
+
+@pytest.mark.parametrize("crash_point", ["after_tool", "in_flight"])
+def test_a_tool_call_is_not_done_again_after_a_crash_inside_its_node(
+        tmp_path: Path, crash_point: str) -> None:
+    kill_when_ready(tmp_path, start_worker(TOOL_WORKER, tmp_path, crash_point))
+    recovered = finish(start_worker(TOOL_WORKER, tmp_path, "recover"))
+    assert recovered["results"] == [{"status": "completed", "reply": "Saved it."}]
+    assert recovered["notes"] == ["the boiler code is 1234"]  # saved once
+    # the model's first turn was replayed from its step: only the answer was asked again
+    assert recovered["model_calls"] == 1
+    # a recorded call is replayed; one in flight runs again under its key (its note: found)
+    assert ran(tmp_path)["remember"] == (1 if crash_point == "after_tool" else 2)

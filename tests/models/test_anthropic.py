@@ -70,7 +70,9 @@ async def test_tool_use_round_trip_through_run_loop(
         {"type": "tool_result", "tool_use_id": ids[0], "content": "10:00 Dentist\n14:00 Team sync"},
         {"type": "tool_result", "tool_use_id": ids[1],
          "content": "#4 The wifi password is on the fridge"}]}
-    assert [e["event"] for e in events] == ["model_call", "tool_call", "tool_call", "model_call"]
+    assert [e["event"] for e in events] == ["model_call", "tool_call", "tool_call", "model_call",
+                                            "loop_end"]
+    assert events[-1]["stop_reason"] == "final_answer"
     assert result.cost_usd == pytest.approx(sum(e["cost_usd"] for e in events.of("model_call")))
 
 

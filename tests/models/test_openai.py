@@ -64,7 +64,7 @@ async def test_tool_call_round_trip_through_run_loop(
         "text": "milk is out"}
     assert tool == {"role": "tool", "tool_call_id": call_id,
                     "content": "saved note #1: milk is out"}
-    assert [e["event"] for e in events] == ["model_call", "tool_call", "model_call"]
+    assert [e["event"] for e in events] == ["model_call", "tool_call", "model_call", "loop_end"]
     assert events.of("tool_call")[0] | {"duration_s": 0} == {
         "event": "tool_call", "tool": "remember", "arguments": {"text": "milk is out"},
         "ok": True, "duration_s": 0}
