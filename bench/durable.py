@@ -28,7 +28,8 @@ from langgraph.graph import END as LG_END
 from langgraph.graph import START as LG_START
 from langgraph.graph import StateGraph
 
-from graphs import END, START, Graph, GraphState, Node, run_graph
+from graphs import END, START, Graph, GraphState, Node, RunResult, run_graph
+from graphs.checkpoints import NodeSteps
 from graphs.runs import RunStore
 
 STEPS, KB = 100, "x" * 1024
@@ -102,6 +103,26 @@ async def bench_ours(folder: Path, runs: int) -> tuple[float, float, float, int]
     return step_cost, quiet_cost, statistics.median(per_step), first_size
 
 
+def bench_inner_steps(folder: Path, count: int = 500) -> tuple[float, float]:
+    """Median cost of a step inside a node: a model turn (one write), a tool call (begin and
+    done: two writes), each with a ~1 KB record, as the agent loop makes them."""
+    store = RunStore(folder / "inner.db")
+    store.begin("inner", "inner", RunResult({}), 1)
+    steps = NodeSteps(store, "inner", "agent", 1)
+    reply = {"text": KB, "tool_calls": [["c1", "remember", {"text": "milk"}]]}
+    turns, tools = [], []
+    for i in range(count):
+        t0 = time.perf_counter()
+        steps.save(f"turn:{i}", "model_turn", reply)
+        turns.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        steps.begin(f"tool:{i}:c1", "tool_call")
+        steps.done(f"tool:{i}:c1", {"text": KB, "ok": True})
+        tools.append(time.perf_counter() - t0)
+    store.close()
+    return statistics.median(turns), statistics.median(tools)
+
+
 def bench_langgraph(folder: Path, runs: int) -> tuple[float, int]:
     path = folder / "langgraph.db"
     conn = sqlite3.connect(str(path), check_same_thread=False)
@@ -128,9 +149,12 @@ async def main() -> None:
         folder = Path(tmp)
         step, quiet_step, appends, our_size = await bench_ours(folder, runs=15)
         lg_step, lg_size = bench_langgraph(folder, runs=5)
+        turn, tool = bench_inner_steps(folder)
     print(f"durable step, ours:      {step * 1e6:8.1f} µs per node (run with store - without)")
     print(f"  the same, fastest runs: {quiet_step * 1e6:8.1f} µs per node (min with - min without)")
     print(f"  store appends per step: {appends * 1e6:8.1f} µs median")
+    print(f"step inside a node:      {turn * 1e6:8.1f} µs median per model turn, "
+          f"{tool * 1e6:.1f} µs per tool call (begin + done)")
     print(f"durable step, langgraph: {lg_step * 1e6:8.1f} µs per node (SqliteSaver)")
     print(f"ratio langgraph / ours:  {lg_step / step:8.1f}x")
     print(f"database after {STEPS} steps of 1 KB: ours {our_size / 1024:.0f} KB, "
