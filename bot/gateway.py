@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -34,8 +35,14 @@ NOT_OWNER = "Only the owner can do that."
 MAX_MESSAGE_CHARS = 16_000
 TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
             f"{MAX_MESSAGE_CHARS:,}). Please send a shorter one.")
+OWED_WINDOW_S = 7 * 24 * 3600.0  # presses this recent are checked for an unqueued outcome
 STALE = {"answered": "This was already decided.", "expired": "This request has expired.",
          "cancelled": "This request was cancelled.", "": "This request is no longer open."}
+
+
+def outcome_key(run_id: str, wait_key: str) -> str:
+    """The outbox key of the reply that a press on a wait owes its chat."""
+    return f"outcome:{run_id}:{wait_key}"
 
 
 def run_id_for(msg: IncomingMessage) -> str:
@@ -57,6 +64,7 @@ class Gateway:
     async def start(self) -> None:
         """Before any message: continue the runs a crash left running, expire overdue waits."""
         await self.s.runs.recover()
+        await self.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
         await self.expire()
 
     async def attach(self, adapter: Adapter, *, recover: bool = True) -> None:
@@ -247,17 +255,38 @@ class Gateway:
         where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
             if run else (platform, "")
         async with self._chat_locks.setdefault(where, asyncio.Lock()):
-            waits = self.s.store.waits(None, target.run_id)
-            wait = next((w for w in waits if w.key == target.wait_key), None)
-            if wait is None or wait.status != "open":
+            wait = self.s.store.wait(target.run_id, target.wait_key)
+            outcome = outcome_key(target.run_id, target.wait_key)
+            if wait is not None and wait.status == "answered" and wait.answer == target.answer \
+                    and run is not None and run.status != "running":
+                # This very press was taken before a crash: its outcome may not have been
+                # queued, so queue it (once per key) and settle the buttons as a first press.
+                state = self.s.runs.load(target.run_id)
+            elif wait is None or wait.status != "open":
                 return PressResult(STALE.get(wait.status if wait else "", STALE[""]), False)
-            state = await self.s.runs.resume(target.run_id, target.answer, "owner",
-                                             key=target.wait_key)
-            if state.already_answered:  # another press won the race
-                return PressResult(STALE["answered"], False)
+            else:
+                state = await self.s.runs.resume(target.run_id, target.answer, "owner",
+                                                 key=target.wait_key, reply_key=outcome)
+                if state.already_answered:  # another press won the race
+                    return PressResult(STALE["answered"], False)
             reply = self._reply_from(state, default_route="command")
-            await self.outbox.deliver(*where, f"press:{token}", reply.text, reply.buttons)
+            await self.outbox.deliver(*where, outcome, reply.text, reply.buttons)
         return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
+
+    async def queue_owed_outcomes(self, since: float) -> int:
+        """Queue the outcome of every press taken since ``since`` whose run ended before its
+        outcome was queued (a crash in between); how many were owed."""
+        owed = 0
+        for wait, key in self.s.store.owed_replies(since):
+            platform, chat_id = wait.meta.get("platform"), wait.meta.get("chat_id")
+            if platform is None or chat_id is None or self.s.ledger.parts(
+                    str(platform), str(chat_id), key):
+                continue
+            reply = self._reply_from(self.s.runs.load(wait.run_id), default_route="command")
+            await self.outbox.deliver(str(platform), str(chat_id), key, reply.text,
+                                      reply.buttons)
+            owed += 1
+        return owed
 
     async def expire(self, now: float | None = None) -> int:
         """Follow ``on_expiry`` for every wait past its time and tell its chat; how many."""

@@ -55,7 +55,8 @@ class Runs:
         return result
 
     async def resume(self, run_id: str, answer: Any, by: str = "owner", key: str | None = None,
-                     observer: Observer | None = None) -> RunResult:
+                     observer: Observer | None = None,
+                     reply_key: str | None = None) -> RunResult:
         """Answer the run's open wait (``key``, else the oldest) and continue the run.
 
         A wait that was already answered (or expired, or cancelled) is left alone: the result
@@ -63,11 +64,12 @@ class Runs:
         one wins. While the run is still running (another branch is busy), the answer is
         stored and the run as it stands is returned: starting a second runner would run its
         busy nodes twice. The run takes the answer up once it parks (see ``_continue``).
+        ``reply_key``: the reply the answer owes its chat, stored with it (``owed_replies``).
         """
         if self.store.run(run_id) is None:
             raise GraphRunError(f"there is no run {run_id!r}")
         open_waits = [w for w in self.store.waits("open", run_id) if key is None or w.key == key]
-        if open_waits and self.store.answer(run_id, open_waits[0].key, answer, by):
+        if open_waits and self.store.answer(run_id, open_waits[0].key, answer, by, reply_key):
             return await self._continue(run_id, observer, ("waiting",))
         result = self.load(run_id)
         result.already_answered = True

@@ -136,6 +136,16 @@ class RunReading:
         return self._waits(" WHERE w.status = 'open' AND w.expires_at <= ?", (now,),
                            order="w.expires_at")
 
+    def owed_replies(self, since: float) -> list[tuple[WaitInfo, str]]:
+        """Waits answered since ``since`` whose run has stopped running, with the reply key
+        their answer owes: the caller checks each was queued (a crash may have come first)."""
+        rows = self.conn.execute(
+            "SELECT w.run_id, w.key, w.reply_key FROM run_waits w JOIN runs r ON r.id = w.run_id"
+            " WHERE w.reply_key IS NOT NULL AND w.answered_at >= ? AND r.status != 'running'"
+            " ORDER BY w.answered_at", (since,)).fetchall()
+        found = [(self.wait(run_id, key), reply_key) for run_id, key, reply_key in rows]
+        return [(wait, reply_key) for wait, reply_key in found if wait is not None]
+
     def waits_of_chat(self, platform: str, chat_id: str) -> list[WaitInfo]:
         """Open waits of runs started from this chat (by the run's meta), oldest first."""
         return self._waits(" WHERE w.status = 'open' AND json_extract(r.meta, '$.platform') = ?"

@@ -85,4 +85,9 @@ MIGRATIONS: list[Migration] = [
     ("runs_003_step_groups", """
         ALTER TABLE run_steps ADD COLUMN step_group TEXT;
     """),
+    # The reply an answer owes its chat (a button press's outcome): found unsent after a
+    # crash between the run's end and the reply being queued, it is queued at start.
+    ("runs_004_reply_key", """
+        ALTER TABLE run_waits ADD COLUMN reply_key TEXT;
+    """),
 ]

@@ -191,12 +191,16 @@ class RunStore(RunReading):
 
     # -- waits -----------------------------------------------------------------------------
 
-    def answer(self, run_id: str, key: str, answer: Any, by: str) -> bool:
-        """Answer the open wait ``key``; False when it was not open (answered, expired...)."""
+    def answer(self, run_id: str, key: str, answer: Any, by: str,
+               reply_key: str | None = None) -> bool:
+        """Answer the open wait ``key``; False when it was not open (answered, expired...).
+
+        ``reply_key`` names the reply the answer owes its chat (``owed_replies``)."""
         return bool(self.conn.execute(
             "UPDATE run_waits SET status = 'answered', answer = ?, answered_by = ?,"
-            " answered_at = ? WHERE run_id = ? AND key = ? AND status = 'open'",
-            (json.dumps(answer, ensure_ascii=False), by, time.time(), run_id, key)).rowcount)
+            " answered_at = ?, reply_key = ? WHERE run_id = ? AND key = ? AND status = 'open'",
+            (json.dumps(answer, ensure_ascii=False), by, time.time(), reply_key, run_id,
+             key)).rowcount)
 
     def expire(self, run_id: str, key: str, now: float | None = None) -> bool:
         """Close an open wait as expired; False when it was not open."""
