@@ -24,7 +24,7 @@ from bot.services import AnyWorkflow, Services, match_option
 from bot.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
 from graphs import RunResult, cost_totals
 from graphs.runs import WaitInfo
-from graphs.trace import write_jsonl
+from graphs.trace import daily_path, prune, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ REFUSAL = "Sorry, I only work for the people I've been set up for."
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
            "please try again in a moment.")
 NOT_OWNER = "Only the owner can do that."
+TOO_SLOW = "This took too long, so I stopped; please try again."
 MAX_MESSAGE_CHARS = 16_000
 TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
             f"{MAX_MESSAGE_CHARS:,}). Please send a shorter one.")
@@ -63,6 +64,7 @@ class Gateway:
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
         """Before any message: continue the runs a crash left running, expire overdue waits."""
+        prune(self.s.settings.traces_dir, self.s.settings.trace_days)  # and at every start
         await self.s.runs.recover()
         await self.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
         await self.expire()
@@ -118,11 +120,12 @@ class Gateway:
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
         lock = self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock())
         async with lock:
+            deadline = asyncio.timeout(self.s.settings.answer_deadline)
             try:
-                reply = await self._answer(msg, is_owner)
-            except Exception:
-                log.exception("message %s/%s failed", msg.platform, msg.message_id)
-                reply = Reply(FAILURE, "failed", run_id_for(msg))
+                async with deadline:
+                    reply = await self._answer(msg, is_owner)
+            except Exception as exc:
+                reply = self._failed(msg, exc, deadline.expired())
             await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
                                       reply.buttons)
             status = "failed" if reply.route == "failed" else "answered"
@@ -130,6 +133,18 @@ class Gateway:
             if reply.route not in {"command", "failed"}:
                 self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
             return reply
+
+    def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
+        """The visible answer to a message whose work failed, or ran past its deadline (then
+        its run ends as failed with reason ``deadline`` and the chat is free again)."""
+        run_id = run_id_for(msg)
+        if past_deadline and isinstance(exc, TimeoutError):
+            log.warning("message %s/%s stopped at its deadline (%.0f s)", msg.platform,
+                        msg.message_id, self.s.settings.answer_deadline)
+            self.s.runs.fail(run_id, "deadline")
+            return Reply(TOO_SLOW, "failed", run_id)
+        log.error("message %s/%s failed", msg.platform, msg.message_id, exc_info=exc)
+        return Reply(FAILURE, "failed", run_id)
 
     async def _answer(self, msg: IncomingMessage, is_owner: bool) -> Reply:
         if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
@@ -223,7 +238,7 @@ class Gateway:
     def _reply_from(self, state: RunResult, default_route: str) -> Reply:
         events = self.s.store.events(state.run_id) if state.run_id else []
         if state.run_id:  # the JSONL trace: an export of the run's durable events
-            write_jsonl(events, self.s.settings.traces_dir / f"{state.run_id}.jsonl")
+            write_jsonl(events, daily_path(self.s.settings.traces_dir, state.run_id))
         costs = cost_totals(events)
         calls = {"small": costs["calls"].get("small", 0), "big": costs["calls"].get("big", 0)}
         route = str(state.get("route") or default_route)

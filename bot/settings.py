@@ -29,6 +29,20 @@ def _float(raw: str | None) -> float | None:
     return float(raw)
 
 
+def _seconds(name: str, raw: str | None, default: float, unit: str = "seconds",
+             example: str = "60") -> float:
+    """A positive number (of seconds); a ValueError naming the variable otherwise."""
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name}={raw!r}: expected a number of {unit} above 0, e.g. {example}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every setting of design §5, with the embedded defaults."""
@@ -41,6 +55,9 @@ class Settings:
     small_model: str | None = None
     big_model: str | None = None
     daily_budget_usd: float | None = None
+    model_timeout: float = 60.0  # seconds one model request may take
+    answer_deadline: float = 180.0  # seconds one message may take before it is stopped
+    trace_days: float = 30.0  # days of JSONL traces kept
     notify: str | None = None
     dashboard_port: int | None = None
     brief_at: str | None = None
@@ -77,6 +94,12 @@ class Settings:
             small_model=get("FRONTDESK_SMALL_MODEL"),
             big_model=get("FRONTDESK_BIG_MODEL"),
             daily_budget_usd=_float(get("FRONTDESK_DAILY_BUDGET_USD")),
+            model_timeout=_seconds("FRONTDESK_MODEL_TIMEOUT", get("FRONTDESK_MODEL_TIMEOUT"),
+                                   60.0),
+            answer_deadline=_seconds("FRONTDESK_ANSWER_DEADLINE",
+                                     get("FRONTDESK_ANSWER_DEADLINE"), 180.0),
+            trace_days=_seconds("FRONTDESK_TRACE_DAYS", get("FRONTDESK_TRACE_DAYS"), 30.0,
+                                "days", "30"),
             notify=get("FRONTDESK_NOTIFY"),
             dashboard_port=int(port) if port else None,
             brief_at=get("FRONTDESK_BRIEF_AT"),

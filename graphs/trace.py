@@ -1,14 +1,18 @@
 """Traces: an observer appending run events as JSON lines, and reading node status from events.
 
-``JsonlTrace(path)`` is an observer for ``run_graph``; ``export_jsonl`` writes a stored run's
-events (the durable log, ``graphs.store``) as the same JSON lines. ``node_statuses`` replays
+``JsonlTrace(path)`` is an observer for ``run_graph``; ``write_jsonl`` writes a stored run's
+events (the durable log, ``graphs.runs``) as the same JSON lines, kept one folder per day
+(``daily_path``) and pruned after some days (``prune``). ``node_statuses`` replays
 events into each node's status: pending, running, retrying, waiting, completed, failed, blocked.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import time
 from collections.abc import Iterable
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,13 +33,36 @@ class JsonlTrace:
 
 
 def write_jsonl(events: Iterable[dict[str, Any]], path: Path | str) -> int:
-    """Write events as JSON lines to ``path``; returns how many."""
+    """Write events as JSON lines to ``path`` (its folder made if need be); how many."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with open(path, "w", encoding="utf-8") as out:
         for event in events:
             out.write(json.dumps(event, default=str) + "\n")
             count += 1
     return count
+
+
+def daily_path(folder: Path, run_id: str, now: float | None = None) -> Path:
+    """Where a run's trace goes: ``folder/YYYY-MM-DD/<run_id>.jsonl`` (UTC day)."""
+    day = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).date()
+    return folder / day.isoformat() / f"{run_id}.jsonl"
+
+
+def prune(folder: Path, keep_days: float, now: float | None = None) -> list[str]:
+    """Remove the day folders older than ``keep_days``; the days removed."""
+    today = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).date()
+    oldest = today - timedelta(days=keep_days)
+    removed = []
+    for day_folder in sorted(folder.glob("????-??-??")) if folder.exists() else []:
+        try:
+            day = date.fromisoformat(day_folder.name)
+        except ValueError:  # not one of ours
+            continue
+        if day < oldest and day_folder.is_dir():
+            shutil.rmtree(day_folder, ignore_errors=True)
+            removed.append(day_folder.name)
+    return removed
 
 
 def read_jsonl(path: Path | str) -> list[dict[str, Any]]:

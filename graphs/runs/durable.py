@@ -108,6 +108,10 @@ class Runs:
         """Cancel a waiting or running run and close its open waits; False if it had ended."""
         return self.store.cancel(run_id, by)
 
+    def fail(self, run_id: str, reason: str) -> bool:
+        """End a run its caller gave up on (a deadline) as failed with ``reason``."""
+        return self.store.stop(run_id, "failed", error=reason)
+
     async def rerun(self, run_id: str, steps: Sequence[str] = ("*",),
                     observer: Observer | None = None) -> RunResult:
         """Continue a code workflow's run, running again the named changed steps ('*': all).

@@ -177,17 +177,25 @@ class RunStore(RunReading):
 
     def cancel(self, run_id: str, by: str | None = None) -> bool:
         """Cancel a waiting or running run and close its open waits; False if it had ended."""
+        return self.stop(run_id, "cancelled", by=by)
+
+    def stop(self, run_id: str, status: str, *, by: str | None = None,
+             error: str | None = None) -> bool:
+        """End a waiting or running run from outside its runner (cancelled, or failed with
+        ``error``) and close its open waits; False if it had ended already."""
         now = time.time()
         with self.transaction():
-            cancelled = self.conn.execute(
-                "UPDATE runs SET status = 'cancelled', updated_at = ?, ended_at = ? WHERE id = ?"
-                " AND status IN ('running', 'waiting')", (now, now, run_id)).rowcount
+            stopped = self.conn.execute(
+                "UPDATE runs SET status = ?, error = ?, updated_at = ?, ended_at = ? WHERE id = ?"
+                " AND status IN ('running', 'waiting')",
+                (status, error, now, now, run_id)).rowcount
             self.conn.execute(
                 "UPDATE run_waits SET status = 'cancelled', answered_by = ?, answered_at = ?"
                 " WHERE run_id = ? AND status = 'open'", (by, now, run_id))
-        if cancelled:
-            self.note(run_id, "graph_end", status="cancelled", by=by)
-        return bool(cancelled)
+        if stopped:
+            fields = {"by": by} if error is None else {"error": error}
+            self.note(run_id, "graph_end", status=status, **fields)
+        return bool(stopped)
 
     # -- waits -----------------------------------------------------------------------------
 

@@ -330,3 +330,17 @@ def test_a_tool_call_is_not_done_again_after_a_crash_inside_its_node(
     assert recovered["model_calls"] == 1
     # a recorded call is replayed; one in flight runs again under its key (its note: found)
     assert ran(tmp_path)["remember"] == (1 if crash_point == "after_tool" else 2)
+
+
+def test_traces_are_kept_per_day_and_pruned_after_the_days_kept(tmp_path: Path) -> None:
+    from graphs.trace import daily_path, prune
+
+    day = 24 * 3600.0
+    now = 1_800_000_000.0  # 2027-01-15 UTC
+    for age in (0, 1, 30, 31, 45):
+        write_jsonl([{"event": "graph_start"}], daily_path(tmp_path, f"r{age}", now - age * day))
+    write_jsonl([], tmp_path / "notes.jsonl")  # not a day folder: left alone
+    assert daily_path(tmp_path, "r0", now).parent.name == "2027-01-15"
+    assert prune(tmp_path, 30, now) == ["2026-12-01", "2026-12-15"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "2026-12-16", "2027-01-14", "2027-01-15", "notes.jsonl"]
