@@ -1,8 +1,12 @@
 """What model calls cost: the editable price table and the ledger that enforces the daily budget.
 
 Prices come from ``config/prices.toml`` (USD per million tokens), overridden by a
-``prices.toml`` in ``FRONTDESK_HOME`` if there is one. Every call is recorded in the
-``costs_calls`` table of the one database; the day's total is what the budget is checked against.
+``prices.toml`` in ``FRONTDESK_HOME`` if there is one. The budget is a hard cap: before a call,
+``CostLedger.reserve`` holds its worst case (a ``costs_holds`` row) in the same SQLite
+transaction that checks the day's settled costs plus every open hold against the budget, so two
+calls (or two processes) can never both take the last of it; ``settle`` then swaps the hold for
+the call's real cost (a ``costs_calls`` row), and ``release`` drops the hold of a call the
+provider refused outright. A hold never settled (a crash, a time-out) counts at its worst case.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.settings import Settings
-from sqlitedb import Migration, connect, migrate
+from sqlitedb import Migration, connect, migrate, transaction
 
 DEFAULT_PRICES = Path(__file__).resolve().parent.parent / "config" / "prices.toml"
 
@@ -38,11 +42,35 @@ MIGRATIONS: list[Migration] = [
         );
         CREATE INDEX costs_calls_day ON costs_calls (day);
     """),
+    ("costs_002_holds", """
+        CREATE TABLE costs_holds (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            day TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            role TEXT NOT NULL,
+            purpose TEXT,
+            usd REAL NOT NULL
+        );
+        CREATE INDEX costs_holds_day ON costs_holds (day);
+    """),
 ]
 
 
 class PriceTableError(ValueError):
     """The price file cannot be read; the message names the file and the entry."""
+
+
+class OverBudget(Exception):
+    """A call's worst case does not fit in what is left of the day's budget."""
+
+    def __init__(self, *, budget_usd: float, committed_usd: float, worst_usd: float) -> None:
+        super().__init__(f"${worst_usd:.6f} does not fit: ${committed_usd:.6f} of "
+                         f"${budget_usd:.6f} is spent or held")
+        self.budget_usd = budget_usd
+        self.committed_usd = committed_usd
+        self.worst_usd = worst_usd
 
 
 @dataclass(frozen=True)
@@ -129,18 +157,68 @@ class CostLedger:
 
     def record(self, *, provider: str, model: str, role: str, purpose: str | None,
                input_tokens: int, output_tokens: int, cost_usd: float) -> None:
-        """Add one call."""
+        """Add one call that was not reserved (settled at once)."""
         with self._lock:
-            self._conn.execute(
-                "INSERT INTO costs_calls (at, day, provider, model, role, purpose, input_tokens,"
-                " output_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (self._clock(), self.today(), provider, model, role, purpose, input_tokens,
-                 output_tokens, cost_usd))
+            self._insert_call(provider, model, role, purpose, input_tokens, output_tokens,
+                              cost_usd)
+
+    def reserve(self, *, usd: float, budget_usd: float | None, provider: str, model: str,
+                role: str, purpose: str | None) -> int:
+        """Hold ``usd`` (a call's worst case) if it fits the budget; the hold's id, else OverBudget.
+
+        The check and the hold are one ``BEGIN IMMEDIATE`` transaction: SQLite's write lock is
+        the one lock, across threads and processes alike.
+        """
+        with self._lock, transaction(self._conn):
+            day = self.today()
+            committed = self._committed(day)
+            if budget_usd is not None and committed + usd > budget_usd:
+                raise OverBudget(budget_usd=budget_usd, committed_usd=committed, worst_usd=usd)
+            cursor = self._conn.execute(
+                "INSERT INTO costs_holds (at, day, provider, model, role, purpose, usd)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (self._clock(), day, provider, model, role, purpose, usd))
+            return int(cursor.lastrowid or 0)
+
+    def settle(self, hold: int, *, provider: str, model: str, role: str, purpose: str | None,
+               input_tokens: int, output_tokens: int, cost_usd: float) -> None:
+        """Replace the hold by the call's real cost, all or nothing."""
+        with self._lock, transaction(self._conn):
+            self._conn.execute("DELETE FROM costs_holds WHERE id = ?", (hold,))
+            self._insert_call(provider, model, role, purpose, input_tokens, output_tokens,
+                              cost_usd)
+
+    def release(self, hold: int) -> None:
+        """Drop the hold of a call that cost nothing (the provider refused it outright)."""
+        with self._lock:
+            self._conn.execute("DELETE FROM costs_holds WHERE id = ?", (hold,))
+
+    def _insert_call(self, provider: str, model: str, role: str, purpose: str | None,
+                     input_tokens: int, output_tokens: int, cost_usd: float) -> None:
+        self._conn.execute(
+            "INSERT INTO costs_calls (at, day, provider, model, role, purpose, input_tokens,"
+            " output_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self._clock(), self.today(), provider, model, role, purpose, input_tokens,
+             output_tokens, cost_usd))
+
+    def _committed(self, day: str) -> float:
+        row = self._conn.execute(
+            "SELECT (SELECT COALESCE(SUM(cost_usd), 0) FROM costs_calls WHERE day = ?)"
+            " + (SELECT COALESCE(SUM(usd), 0) FROM costs_holds WHERE day = ?)",
+            (day, day)).fetchone()
+        return float(row[0])
 
     def spent(self, day: str | None = None) -> float:
-        """USD spent on ``day`` (default today)."""
+        """USD of the calls settled on ``day`` (default today)."""
         with self._lock:
             row = self._conn.execute("SELECT COALESCE(SUM(cost_usd), 0) FROM costs_calls"
+                                     " WHERE day = ?", (day or self.today(),)).fetchone()
+        return float(row[0])
+
+    def held(self, day: str | None = None) -> float:
+        """USD held on ``day`` by calls in flight or of unknown outcome, at their worst case."""
+        with self._lock:
+            row = self._conn.execute("SELECT COALESCE(SUM(usd), 0) FROM costs_holds"
                                      " WHERE day = ?", (day or self.today(),)).fetchone()
         return float(row[0])
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from bot.costs import CostLedger, load_prices
 from bot.models.anthropic import AnthropicClient
 from bot.models.base import (
-    BudgetExceeded,
     Message,
     Model,
     ModelError,
@@ -29,7 +28,6 @@ from graphs.graph import RetryPolicy
 
 __all__ = [
     "DEFAULT_MODELS",
-    "BudgetExceeded",
     "GuardedModel",
     "Message",
     "Model",
@@ -56,12 +54,15 @@ DEFAULT_MODELS: dict[str, tuple[str, str]] = {
 
 
 def build_models(settings: Settings, *, ledger: CostLedger | None = None,
-                 policy: RetryPolicy | None = None, timeout: float = 60.0) -> Models:
+                 policy: RetryPolicy | None = None, timeout: float | None = None) -> Models:
     """The small and big models for the configured provider.
 
-    Calls to a real provider are recorded in ``ledger`` (opened on the settings' database when
-    not given) and, for the big model, checked against ``settings.daily_budget_usd``.
+    Every call to a real provider, small or big, reserves its worst case in ``ledger``
+    (opened on the settings' database when not given) against ``settings.daily_budget_usd``
+    and settles to its real cost. Each attempt is bounded by ``timeout`` seconds (default
+    ``settings.model_timeout``, ``FRONTDESK_MODEL_TIMEOUT``).
     """
+    timeout = settings.model_timeout if timeout is None else timeout
     provider = settings.model_provider
     small_default, big_default = DEFAULT_MODELS.get(provider, DEFAULT_MODELS["offline"])
     small_name = settings.small_model or small_default

@@ -1,7 +1,8 @@
 """The Anthropic provider: one Messages API call through the ``anthropic`` SDK, in our types.
 
 The SDK is imported on first use (it takes about a second), and its client is built with
-``max_retries=0``: retries belong to ``bot.models.retry`` alone.
+``max_retries=0`` and the ``timeout`` given (``FRONTDESK_MODEL_TIMEOUT``): retries belong to
+``bot.models.retry`` alone.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ class AnthropicClient:
     """Sends one request to the Messages API and normalises the answer (no retries here)."""
 
     provider = "anthropic"
+    label = LABEL
 
     def __init__(self, *, name: str, api_key: str | None, base_url: str | None = None,
                  timeout: float = 60.0) -> None:
         self.name = name
         self._api_key = api_key
         self._base_url = base_url
-        self._timeout = timeout
+        self.timeout = timeout
         self._client: Any = None
 
     def _sdk_client(self) -> Any:
@@ -35,7 +37,7 @@ class AnthropicClient:
             import anthropic
 
             self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key or "", base_url=self._base_url, timeout=self._timeout,
+                api_key=self._api_key or "", base_url=self._base_url, timeout=self.timeout,
                 max_retries=0)
         return self._client
 

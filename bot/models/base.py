@@ -50,7 +50,11 @@ class Usage:
 
 @dataclass
 class Reply:
-    """What a model answered: text, tool calls, usage and what it cost."""
+    """What a model answered: text, tool calls, usage and what it cost.
+
+    ``refused`` is set (to the sentence saying why) when the call was refused, e.g. by the
+    daily budget: the text is then the offline assistant's, never content to keep.
+    """
 
     text: str
     tool_calls: list[ToolCall]
@@ -58,6 +62,7 @@ class Reply:
     model: str
     provider: str
     cost_usd: float = 0.0
+    refused: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,10 +87,6 @@ class ModelError(Exception):
         self.user_message = user_message
         self.transient = transient
         self.status = status
-
-
-class BudgetExceeded(ModelError):
-    """The daily budget is spent: big-model calls are refused until tomorrow."""
 
 
 @runtime_checkable

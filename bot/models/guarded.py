@@ -1,19 +1,23 @@
-"""A provider wrapped for production: budget check, retries, offline fallback, cost and events.
+"""A provider wrapped for production: budget holds, time-outs, retries, offline fallback, costs.
 
 ``GuardedModel`` is what ``build_models`` hands out for the anthropic and openai providers.
-The provider client makes one request; this class decides everything around it.
+The provider client makes one request; this class decides everything around it. Each attempt
+first reserves its worst case in the cost ledger (``bot.costs``): input tokens bounded from
+the request's bytes, plus ``max_tokens``, at the configured prices. A reservation that does not
+fit the daily budget refuses the call: the offline assistant answers, says why, and the reply
+carries ``refused`` so a workflow stops instead of keeping it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from bot.costs import CostLedger, PriceTable
+from bot.costs import CostLedger, OverBudget, PriceTable
 from bot.models.base import (
-    BudgetExceeded,
     Message,
     ModelError,
     Observer,
@@ -30,6 +34,38 @@ from graphs.graph import RetryPolicy
 
 # Replies to these purposes are parsed as JSON: a fallback note must not be prepended to them.
 STRUCTURED_PURPOSES = frozenset({"classify", "check_tone"})
+# A token is at least one byte of text; these cover the framing a provider adds around it
+# (role markers per message, the request itself, the tool-use instructions it injects).
+PER_MESSAGE_TOKENS, PER_REQUEST_TOKENS, TOOL_USE_TOKENS = 8, 16, 1024
+# The whole request's bound is the SDK's time-out plus this: the SDK's own (per read) fires
+# first and leaves its connection pool clean, this one only stops a reply that trickles in.
+BACKSTOP_S = 1.0
+
+
+def input_token_bound(messages: Sequence[Message], tools: Sequence[ToolSpec] | None) -> int:
+    """At most this many input tokens for the request: its bytes plus the framing."""
+    total = PER_REQUEST_TOKENS
+    for message in messages:
+        total += PER_MESSAGE_TOKENS + len(message.content.encode("utf-8"))
+        total += sum(len(json.dumps([c.id, c.name, c.arguments]).encode("utf-8"))
+                     for c in message.tool_calls) + len((message.tool_call_id or "").encode())
+    if tools:
+        total += TOOL_USE_TOKENS + sum(
+            len(json.dumps([t.name, t.description, t.parameters]).encode("utf-8"))
+            for t in tools)
+    return total
+
+
+def usd(amount: float) -> str:
+    """Dollars as the owner reads them: cents, or four places below a cent."""
+    return f"${amount:.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4f}"
+
+
+def refusal_sentence(over: OverBudget) -> str:
+    """Why a call was refused, in one sentence."""
+    return (f"Today's model budget of {usd(over.budget_usd)} is used up "
+            f"({usd(over.committed_usd)} spent or in progress; this call could cost up to "
+            f"{usd(over.worst_usd)}), so model answers resume tomorrow.")
 
 
 class ProviderClient(Protocol):
@@ -37,6 +73,8 @@ class ProviderClient(Protocol):
 
     provider: str
     name: str
+    label: str  # the provider as messages name it, e.g. "OpenAI-compatible"
+    timeout: float  # seconds one request may take
 
     async def request(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
                       max_tokens: int) -> Reply: ...
@@ -70,20 +108,28 @@ class GuardedModel:
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
                        purpose: str | None = None,
                        observer: Observer | None = None) -> Reply:
-        """Ask the provider; fall back to offline if it stays down; raise ModelError otherwise."""
+        """Ask the provider; offline answers if the budget refuses or the provider stays down;
+        a permanent failure raises ModelError."""
         conversation = as_messages(messages)
         sink = resolve_observer(observer)
         event = {"event": "model_call", "role": self.role, "provider": self.provider,
                  "model": self.name, "purpose": purpose}
-        self._check_budget(sink, event)
         if self._clock() < self._down_until:  # still marked down: don't wait on it again
             return await self._fallback(conversation, tools, max_tokens, purpose, sink,
                                         self._down_reason)
+        bound = input_token_bound(conversation, tools)
         watch = Stopwatch()
         try:
             reply = await call_with_retry(
-                lambda: self.client.request(conversation, tools, max_tokens), self._policy,
-                sleep=self._sleep)
+                lambda: self._attempt(conversation, tools, max_tokens, purpose, bound),
+                self._policy, sleep=self._sleep)
+        except OverBudget as over:
+            reason = refusal_sentence(over)
+            emit(sink, {**event, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
+                        "duration_s": watch.elapsed(), "error": reason, "refused": True})
+            reply = await self._fallback(conversation, tools, max_tokens, purpose, sink, reason)
+            reply.refused = reason
+            return reply
         except ProviderFailure as failure:
             emit(sink, {**event, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
                         "duration_s": watch.elapsed(), "error": failure.user_message})
@@ -94,30 +140,39 @@ class GuardedModel:
                                             failure.user_message)
             raise ModelError(failure.user_message, transient=False,
                              status=failure.status) from None
-        reply.cost_usd = self._prices.cost(reply.model, reply.usage.input_tokens,
-                                           reply.usage.output_tokens)
-        if self._ledger is not None:
-            self._ledger.record(provider=self.provider, model=reply.model, role=self.role,
-                                purpose=purpose, input_tokens=reply.usage.input_tokens,
-                                output_tokens=reply.usage.output_tokens,
-                                cost_usd=reply.cost_usd)
         emit(sink, {**event, "model": reply.model, "input_tokens": reply.usage.input_tokens,
                     "output_tokens": reply.usage.output_tokens, "cost_usd": reply.cost_usd,
                     "duration_s": watch.elapsed()})
         return reply
 
-    def _check_budget(self, sink: Observer | None, event: dict[str, Any]) -> None:
-        """Past the daily budget, refuse big-model calls (small ones stay cheap and allowed)."""
-        if self.role != "big" or self._budget is None or self._ledger is None:
-            return
-        spent = self._ledger.spent()
-        if spent < self._budget:
-            return
-        message = (f"Today's model budget of ${self._budget:.2f} is spent "
-                   f"(${spent:.2f}); big-model answers resume tomorrow.")
-        emit(sink, {**event, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
-                    "duration_s": 0.0, "error": message})
-        raise BudgetExceeded(message)
+    async def _attempt(self, conversation: list[Message], tools: Sequence[ToolSpec] | None,
+                       max_tokens: int, purpose: str | None, input_bound: int) -> Reply:
+        """One request: hold its worst case, bound its time, settle to its real cost."""
+        hold = None
+        if self._ledger is not None:
+            worst = self._prices.cost(self.name, input_bound, max_tokens)
+            hold = self._ledger.reserve(usd=worst, budget_usd=self._budget,
+                                        provider=self.provider, model=self.name,
+                                        role=self.role, purpose=purpose)
+        try:
+            async with asyncio.timeout(self.client.timeout + BACKSTOP_S):
+                reply = await self.client.request(conversation, tools, max_tokens)
+        except TimeoutError:
+            # the SDK's time-out (per read) fires first; this one bounds a trickling reply
+            raise ProviderFailure(f"The {self.client.label} API timed out.", transient=True,
+                                  timed_out=True) from None
+        except ProviderFailure as failure:
+            if hold is not None and self._ledger is not None and not failure.maybe_billed:
+                self._ledger.release(hold)  # answered with an error, or never reached: free
+            raise
+        reply.cost_usd = self._prices.cost(reply.model, reply.usage.input_tokens,
+                                           reply.usage.output_tokens)
+        if hold is not None and self._ledger is not None:
+            self._ledger.settle(hold, provider=self.provider, model=reply.model, role=self.role,
+                                purpose=purpose, input_tokens=reply.usage.input_tokens,
+                                output_tokens=reply.usage.output_tokens,
+                                cost_usd=reply.cost_usd)
+        return reply
 
     async def _fallback(self, conversation: list[Message], tools: Sequence[ToolSpec] | None,
                         max_tokens: int, purpose: str | None, sink: Observer | None,

@@ -2,7 +2,8 @@
 
 It also serves any OpenAI-compatible server (Ollama, vLLM, llama.cpp) through ``base_url``, so
 it uses only what those servers share: plain chat messages, function tools, ``max_tokens``.
-The SDK is imported on first use and built with ``max_retries=0`` (see ``bot.models.retry``).
+The SDK is imported on first use and built with ``max_retries=0`` (see ``bot.models.retry``)
+and the ``timeout`` given (``FRONTDESK_MODEL_TIMEOUT``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class OpenAIClient:
         self.name = name
         self._api_key = api_key or LOCAL_PLACEHOLDER_KEY  # a local server needs no real key
         self._base_url = base_url
-        self._timeout = timeout
+        self.timeout = timeout
         self._client: Any = None
         self.label = "OpenAI" if base_url is None else "OpenAI-compatible"
 
@@ -38,7 +39,7 @@ class OpenAIClient:
             import openai
 
             self._client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self._base_url, timeout=self._timeout,
+                api_key=self._api_key, base_url=self._base_url, timeout=self.timeout,
                 max_retries=0)
         return self._client
 

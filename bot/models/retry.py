@@ -22,12 +22,20 @@ TRANSIENT_STATUSES: frozenset[int] = frozenset({408, 409, 425, 429, 500, 502, 50
 
 
 class ProviderFailure(ModelError):
-    """A provider call failed; ``retry_after`` is the server's requested wait, if it gave one."""
+    """A provider call failed; ``retry_after`` is the server's requested wait, if it gave one.
+
+    ``timed_out`` marks a time-out (retried once only, so the total time stays bounded);
+    ``maybe_billed`` a failure after the provider may have done, and billed, the work (a
+    time-out, an unreadable reply): its budget hold is kept at the worst case.
+    """
 
     def __init__(self, user_message: str, *, transient: bool, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, timed_out: bool = False,
+                 maybe_billed: bool = False) -> None:
         super().__init__(user_message, transient=transient, status=status)
         self.retry_after = retry_after
+        self.timed_out = timed_out
+        self.maybe_billed = maybe_billed or timed_out
 
 
 MODEL_RETRY = RetryPolicy(max_attempts=3, delay=0.5, backoff=2.0, max_delay=8.0)
@@ -35,13 +43,18 @@ MODEL_RETRY = RetryPolicy(max_attempts=3, delay=0.5, backoff=2.0, max_delay=8.0)
 
 async def call_with_retry(call: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
                           sleep: Sleep = asyncio.sleep) -> T:
-    """Run ``call``, retrying transient ``ProviderFailure``s per ``policy``; re-raise the last."""
-    attempt = 1
+    """Run ``call``, retrying transient ``ProviderFailure``s per ``policy``; re-raise the last.
+
+    A time-out is transient once: a second one gives up, so a hung provider costs at most two
+    time-outs (plus one backoff) however many attempts the policy allows.
+    """
+    attempt, timeouts = 1, 0
     while True:
         try:
             return await call()
         except ProviderFailure as failure:
-            if not failure.transient or attempt >= policy.max_attempts:
+            timeouts += failure.timed_out
+            if not failure.transient or attempt >= policy.max_attempts or timeouts > 1:
                 raise
             wait = policy.wait_before(attempt, failure.retry_after)
             if wait is None:
@@ -79,7 +92,7 @@ def failure_from_sdk(exc: Exception, sdk: Any, *, label: str, key_env: str,
     The messages are ours, one sentence each, and never include the key or the raw body.
     """
     if isinstance(exc, sdk.APITimeoutError):
-        return ProviderFailure(f"The {label} API timed out.", transient=True)
+        return ProviderFailure(f"The {label} API timed out.", transient=True, timed_out=True)
     if isinstance(exc, sdk.APIConnectionError):
         return ProviderFailure(f"The {label} API could not be reached.", transient=True)
     if isinstance(exc, sdk.APIResponseValidationError):
@@ -118,4 +131,4 @@ def failure_from_status(status: int, *, label: str, key_env: str, model: str,
 def malformed(label: str) -> ProviderFailure:
     """A reply we could not read: retrying the same request would not fix it."""
     return ProviderFailure(f"The {label} API sent a reply that could not be read.",
-                           transient=False)
+                           transient=False, maybe_billed=True)

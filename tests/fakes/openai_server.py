@@ -1,8 +1,12 @@
 """A fake OpenAI Chat Completions server on loopback, speaking the real wire format.
 
 Point the real ``openai`` SDK (or ``OPENAI_BASE_URL``) at ``server.base_url``. Script replies
-with ``enqueue(text_reply(...))``, ``tool_call_reply(...)`` or ``error_reply(...)``; when
-nothing is queued it answers ``server.default_text``. ``.requests`` logs what was sent.
+with ``enqueue(text_reply(...))``, ``tool_call_reply(...)``, ``error_reply(...)`` or
+``hung_reply()`` (never answers while the server runs); when nothing is queued it answers
+``server.default_text``. ``.requests`` logs what was sent, ``.billed`` the usage each answer
+reported (what the provider would charge). With ``bill_in_full=True`` the default answer bills
+the request's whole ``max_tokens`` and about a token per four bytes of input: an honest
+provider at its most expensive.
 
 Usage::
 
@@ -66,6 +70,13 @@ def tool_call_reply(calls: Sequence[tuple[str, dict[str, Any]]], *, text: str | 
                                     completion_tokens=completion_tokens))
 
 
+def hung_reply() -> ScriptedReply:
+    """A provider that takes the request and never answers (until the server stops)."""
+    return ScriptedReply(completion({"role": "assistant", "content": "too late"}, "stop",
+                                    model="gpt-4.1-mini", prompt_tokens=1, completion_tokens=1),
+                         stall_s=3600.0)
+
+
 def error_reply(status: int, message: str | None = None, *,
                 retry_after: float | None = None) -> ScriptedReply:
     """An API error with OpenAI's error body (and ``retry-after`` when given)."""
@@ -82,9 +93,11 @@ def error_reply(status: int, message: str | None = None, *,
 class FakeOpenAIServer(ScriptedServer):
     """``POST /v1/chat/completions`` and ``GET /v1/models``, answered from the script."""
 
-    def __init__(self, *, default_text: str = "fake reply") -> None:
+    def __init__(self, *, default_text: str = "fake reply", bill_in_full: bool = False) -> None:
         super().__init__()
         self.default_text = default_text
+        self.bill_in_full = bill_in_full
+        self.billed: list[tuple[str, int, int]] = []  # (model, prompt, completion) per answer
 
     @property
     def base_url(self) -> str:
@@ -98,8 +111,27 @@ class FakeOpenAIServer(ScriptedServer):
 
     def default_reply(self, request: RecordedRequest) -> ScriptedReply:
         """``default_text`` as a plain answer."""
-        model = request.json.get("model", "gpt-4.1-mini") if request.json else "gpt-4.1-mini"
-        return text_reply(self.default_text, model=str(model))
+        sent = request.json or {}
+        model = str(sent.get("model", "gpt-4.1-mini"))
+        if not self.bill_in_full:
+            return text_reply(self.default_text, model=model)
+        prompt = sum(len(str(m.get("content") or "").encode()) for m in sent.get("messages", []))
+        output = int(sent.get("max_completion_tokens") or sent.get("max_tokens") or 16)
+        return text_reply(self.default_text, model=model, prompt_tokens=prompt // 4 + 4,
+                          completion_tokens=output)
+
+    async def answer(self, request: web.Request) -> web.StreamResponse:
+        """Answer from the script, and keep the usage the answer reported."""
+        response = await super().answer(request)
+        body = response.text if isinstance(response, web.Response) else None
+        if response.status == 200 and response.content_type == "application/json" and body:
+            sent = json.loads(body)
+            usage = sent.get("usage") or {}
+            with self._lock:
+                self.billed.append((str(sent.get("model")), int(usage.get("prompt_tokens", 0)),
+                                    int(usage.get("completion_tokens", 0))))
+                self._notify()
+        return response
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.costs import DEFAULT_PRICES, CostLedger, PriceTable, PriceTableError, load_prices
-from bot.models import BudgetExceeded, GuardedModel, OfflineModel, build_models
+from bot.models import GuardedModel, OfflineModel, build_models
 from bot.settings import Settings
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
@@ -57,24 +57,27 @@ def test_ledger_persists_per_day_in_the_database(tmp_path: Path) -> None:
     assert reopened.spent() == 0.0
 
 
-async def test_past_the_budget_big_calls_are_refused_small_and_offline_still_work(
+async def test_past_the_budget_every_call_gets_the_offline_answer_saying_why(
         openai_server: FakeOpenAIServer, sleeps: SleepRecorder, events: Events,
         ledger: CostLedger) -> None:
     openai_server.enqueue(text_reply("big answer", model="gpt-4.1", prompt_tokens=100_000,
-                                     completion_tokens=0),
-                          text_reply("small answer"))
+                                     completion_tokens=0))
     big = openai_model(openai_server, sleeps, role="big", name="gpt-4.1", ledger=ledger,
                        budget=0.10)
     small = openai_model(openai_server, sleeps, role="small", ledger=ledger, budget=0.10)
     first = await big.complete([{"role": "user", "content": "x"}])
-    assert first.cost_usd == pytest.approx(0.20)  # this call pushed the day past the budget
-    with pytest.raises(BudgetExceeded) as refused:
-        await big.complete([{"role": "user", "content": "y"}], observer=events)
-    assert refused.value.user_message == (
-        "Today's model budget of $0.10 is spent ($0.20); big-model answers resume tomorrow.")
-    assert len(openai_server.requests) == 1  # the refused call never reached the provider
-    assert events.of("model_call")[0]["error"] == refused.value.user_message
-    assert (await small.complete([{"role": "user", "content": "z"}])).text == "small answer"
+    assert first.cost_usd == pytest.approx(0.20) and first.refused is None
+    assert ledger.spent() == pytest.approx(0.20) and ledger.held() == 0.0  # settled
+    refused = await big.complete([{"role": "user", "content": "hello"}], observer=events)
+    reason = ("Today's model budget of $0.10 is used up ($0.20 spent or in progress; this "
+              "call could cost up to $0.0083), so model answers resume tomorrow.")
+    assert refused.refused == reason and refused.provider == "offline"
+    assert refused.text.startswith(reason + " The offline assistant answered instead:\n")
+    small_refused = await small.complete([{"role": "user", "content": "hi"}])
+    assert small_refused.refused and small_refused.provider == "offline"  # small ones too
+    assert len(openai_server.requests) == 1  # neither refused call reached the provider
+    assert events.of("model_call")[0]["error"] == reason
+    assert events.of("model_call")[0]["refused"] is True
     offline = await OfflineModel(role="big").complete([{"role": "user", "content": "hi"}])
     assert offline.provider == "offline"
 
