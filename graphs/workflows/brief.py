@@ -2,9 +2,12 @@
 
 Today's agenda from the calendar (a memoised ``step``); for each event, in ``parallel``, an
 agent with the memory search tool pulls related notes; a ``pipeline`` drafts then checks each
-section (a failed check is fixed once); the assembled briefing goes to the owner (``ask``:
+section (a failed check is fixed once; a check that gave no verdict — none in the reply,
+offline, failed — is *not checked*, and the card says so); the assembled briefing goes to the
+owner (``ask``:
 Approve / Revise / Discard — Revise asks what should change, rewrites, and asks again); on
-approval it is sent and saved as a note. ``daily`` is the schedule: every day at
+approval it is sent and saved as a note. A refused model call (the daily budget) stops the
+run with a sentence saying so: no briefing is made of it. ``daily`` is the schedule: every day at
 ``FRONTDESK_BRIEF_AT`` in the owner's zone, a missed briefing sent once on start.
 
 Usage::
@@ -25,7 +28,8 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from graphs.flows import AgentKit, Workflow, agent, ask, parallel, pipeline, step, workflow
-from graphs.protocols import AgentLoop, ChatModel
+from graphs.protocols import AgentLoop, ChatModel, parse_json_object
+from graphs.workflows.guards import NeedsVerdict, NoVerdict, Refused, StopOnRefusal
 
 log = logging.getLogger(__name__)
 RETRY_S = 300.0  # a failed scheduled briefing is tried again after this long
@@ -78,6 +82,7 @@ class Section:
     text: str
     checked: bool = False
     problem: str = ""
+    unchecked: str = ""  # why the check gave no verdict, when it did not
 
 
 @dataclass
@@ -94,6 +99,7 @@ class Briefing:
 
     day: str
     text: str
+    unchecked: list[str] = field(default_factory=list)  # "Facts: not checked — why (event)"
 
 
 @dataclass(frozen=True)
@@ -119,18 +125,33 @@ def when(event: AgendaItem) -> str:
     return f"{event.start[11:16]}–{event.end[11:16]}"
 
 
+def has_verdict(text: str) -> bool:
+    """A check's reply holds ``{"ok": true|false, ...}``."""
+    return isinstance((parse_json_object(text) or {}).get("ok"), bool)
+
+
 def assemble(day: str, sections: list[Section]) -> Briefing:
-    """The sections in agenda order, under one heading."""
+    """The sections in agenda order, under one heading; the unchecked ones listed apart."""
     if not sections:
         return Briefing(day, f"Briefing for {day}: nothing on your calendar today.")
     parts = [f"Briefing for {day}:"]
     parts += [f"• {when(s.event)} {s.event.summary}\n{s.text}" for s in sections]
-    return Briefing(day, "\n\n".join(parts))
+    unchecked = [f"Facts: not checked — {s.unchecked} ({when(s.event)} {s.event.summary})"
+                 for s in sections if not s.checked]
+    return Briefing(day, "\n\n".join(parts), unchecked)
+
+
+def approval_question(briefing: Briefing) -> str:
+    """The briefing as the owner sees it, with what went unchecked."""
+    parts = [briefing.text, "\n".join(briefing.unchecked), "Send this briefing?"]
+    return "\n\n".join(part for part in parts if part)
 
 
 def build(deps: BriefDeps) -> Workflow:
     """The briefing workflow, wired to its services."""
     prompts = {**PROMPTS, **{k: v for k, v in deps.prompts.items() if k in PROMPTS}}
+    big, small = StopOnRefusal(deps.big), StopOnRefusal(deps.small)  # refused: Refused raised
+    checker = NeedsVerdict(deps.small, has_verdict)  # no verdict: NoVerdict raised
 
     def read_agenda(day: str) -> list[AgendaItem]:
         """Today's events (read once per run; a replay sees the same agenda)."""
@@ -145,9 +166,12 @@ def build(deps: BriefDeps) -> Workflow:
 
     async def check_section(section: Section) -> Section:
         """The small model checks it; a problem gets one fix by the big model."""
-        review = await agent("check", prompt=prompts["brief_check"], returns=Review,
-                             input={"event": section.event, "notes": section.notes,
-                                    "section": section.text}, model="small")
+        try:
+            review = await agent("check", prompt=prompts["brief_check"], returns=Review,
+                                 input={"event": section.event, "notes": section.notes,
+                                        "section": section.text}, model=checker)
+        except NoVerdict as missing:
+            return Section(section.event, section.notes, section.text, unchecked=missing.why)
         if review.ok:
             return Section(section.event, section.notes, section.text, True)
         fixed = await agent("fix", prompt=prompts["brief_fix"], model="big",
@@ -158,11 +182,18 @@ def build(deps: BriefDeps) -> Workflow:
         """The owner asked for changes: rewrite with their feedback."""
         text = await agent("revise", prompt=prompts["brief_revise"], model="big",
                            input={"briefing": briefing.text, "feedback": feedback})
-        return Briefing(briefing.day, text)
+        return Briefing(briefing.day, text, briefing.unchecked)
 
-    @workflow(name="brief", agents=AgentKit(models={"big": deps.big, "small": deps.small},
+    @workflow(name="brief", agents=AgentKit(models={"big": big, "small": small},
                                             loop=deps.loop))
     async def brief(day: str, sender: dict[str, Any]) -> dict[str, Any]:
+        """The briefing, or the sentence saying a model call was refused and nothing made."""
+        try:
+            return await briefing_run(day, sender)
+        except Refused as refused:
+            return {"reply": f"{refused.reason} I stopped: no briefing was made."}
+
+    async def briefing_run(day: str, sender: dict[str, Any]) -> dict[str, Any]:
         """Agenda → related notes (parallel) → sections (pipeline) → the owner's approval."""
         events = await step(read_agenda, day, key="agenda")
         related = await parallel(
@@ -176,7 +207,7 @@ def build(deps: BriefDeps) -> Workflow:
             draft_section, check_section, name="sections", limit=deps.parallel_limit,
             key_by=lambda s: f"{when(s.event)} {s.event.summary}")
         briefing = await step(assemble, day, sections, key="assemble")
-        decision = await ask(lambda b: f"{b.text}\n\nSend this briefing?", key="approve",
+        decision = await ask(approval_question, key="approve",
                              input=briefing, returns=Briefing, revise=revise,
                              expires_after=deps.expires_after)
         if decision.expired:

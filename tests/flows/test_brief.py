@@ -16,7 +16,7 @@ from bot.adapters.console import ConsoleAdapter, console_message
 from bot.commands import runs as runs_command
 from bot.gateway import Gateway
 from bot.messages import Reply
-from bot.models import Models
+from bot.models import ModelError, Models
 from bot.models.base import Message, ToolSpec, as_messages
 from bot.models.base import Reply as ModelReply
 from bot.services import Services
@@ -34,6 +34,7 @@ class ByPurpose(FakeModel):
     def __init__(self, role: str, answers: dict[str, Answer]) -> None:
         super().__init__(role=role)
         self.answers = answers
+        self.refusing: str | None = None  # set: every reply is refused, as past the budget
 
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
@@ -43,8 +44,11 @@ class ByPurpose(FakeModel):
             self.enqueue(text=answer)
         else:
             self.enqueue(tool_calls=answer)
-        return await super().complete(messages, tools=tools, max_tokens=max_tokens,
-                                      purpose=purpose, observer=observer)
+        reply = await super().complete(messages, tools=tools, max_tokens=max_tokens,
+                                       purpose=purpose, observer=observer)
+        if self.refusing:
+            reply.refused, reply.provider = self.refusing, "offline"
+        return reply
 
 
 def related(messages: list[Message]) -> str | list[tuple[str, dict[str, Any]]]:
@@ -223,3 +227,40 @@ async def test_the_schedule_sends_a_missed_briefing_once_then_the_next_at_its_ti
     assert sent == ["2030-01-13", "2030-01-14"]
     assert naps[0] == 3600.0 and ledger.cursor("brief:last_day") == "2030-01-14"
     assert sum("Send this briefing?" in text for _, text in desk.console.sent) == 2
+
+
+async def test_a_refused_call_stops_the_briefing_with_a_sentence_and_nothing_made(
+        desk: Desk) -> None:
+    desk.big.refusing = "Today's model budget of $2.00 is used up."
+    reply = await desk.say("/brief")
+    assert reply.text == ("Today's model budget of $2.00 is used up. I stopped: no briefing "
+                          "was made.")
+    assert reply.buttons == [] and desk.small.history == []
+    assert [n.text for n in desk.gateway.s.memory.recent("owner", 5)] == ["Ann prefers green tea"]
+    run = desk.gateway.s.store.run(reply.run_id or "")
+    assert run is not None and run.status == "completed"
+
+
+async def test_a_check_with_no_verdict_offline_or_failed_is_shown_as_not_checked(
+        desk: Desk) -> None:
+    def check_without_verdict(messages: list[Message]) -> str:
+        if "Dentist" in messages[1].content:
+            raise ModelError("The OpenAI API had a server error (HTTP 500).")
+        return "Looks right to me."
+
+    desk.small.answers["check"] = check_without_verdict
+    asked = await desk.say("/brief")
+    assert "Facts: not checked — the model gave no verdict (09:00–09:30 Coffee with Ann)" \
+        in asked.text
+    assert ("Facts: not checked — the check failed (The OpenAI API had a server error "
+            "(HTTP 500).) (14:00–14:30 Dentist)") in asked.text
+    assert [c.purpose for c in desk.big.history].count("fix") == 0  # no verdict: nothing fixed
+    done = await desk.say("approve")
+    assert "not checked" not in desk.gateway.s.memory.recent("owner", 1)[0].text
+    assert "Saved as note #" in done.text
+
+
+async def test_an_offline_check_is_not_a_pass(desk: Desk) -> None:
+    desk.small.provider = "offline"  # the checker fell back offline, verdict or not
+    asked = await desk.say("/brief")
+    assert asked.text.count("Facts: not checked — the model was offline") == 2
