@@ -25,6 +25,7 @@ from bot.models.base import (
     last_user_text,
     resolve_observer,
 )
+from bot.models.intent_rules import intent_of, is_question, is_urgent, social_kind
 from graphs.protocols import parse_json_object
 
 OFFLINE_TAG = "(offline mode)"
@@ -32,78 +33,24 @@ CAPABILITIES = ("I'm running in offline mode, so I can only do a few things: sav
                 "(\"remember …\"), read your agenda (\"what's on today?\") and search your "
                 "notes (ask me a question).")
 
-URGENT = re.compile(r"\b(urgent|asap|emergency|immediately|right now)\b", re.IGNORECASE)
 AGENDA = re.compile(r"\b(calendar|agenda|schedule|today|meetings?)\b", re.IGNORECASE)
 REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note)(?:\s+that)?\b[\s:,]*(?P<text>.+)$",
                       re.IGNORECASE | re.DOTALL)
 REVISION = re.compile(r"Draft:\n(?P<draft>.*)\n\nFeedback:\n(?P<feedback>.*)", re.DOTALL)
-WORD = re.compile(r"[a-z']+")
-# Multi-word social phrases, folded into one word before the rules look at the words.
-PHRASES = [(re.compile(r"\bhow are you( doing)?\b|\bhow's it going\b|\bwhat's up\b"), "smalltalk"),
-           (re.compile(r"\bgood\s*night\b"), "goodnight"),
-           (re.compile(r"\bsee (you|ya)\b"), "cya")]
-
-GREETINGS = frozenset({"hi", "hello", "hey", "heya", "hiya", "howdy", "yo", "greetings",
-                       "morning", "afternoon", "evening"})
-THANKS = frozenset({"thanks", "thank", "thx", "ty", "cheers", "appreciated", "appreciate"})
-GOODBYES = frozenset({"bye", "goodbye", "goodnight", "cya", "farewell", "later"})
-SOCIAL_FILLER = frozenset({"good", "there", "so", "much", "a", "lot", "all", "again", "you",
-                           "everyone", "very", "many", "for", "that", "it", "the", "and", "oh",
-                           "ok", "okay", "great", "nice", "awesome", "dear", "friend", "mate",
-                           "buddy", "see", "take", "care", "night", "soon", "have", "day",
-                           "too", "bot"})
-QUESTION_WORDS = frozenset({"what", "when", "where", "who", "whom", "whose", "why", "how",
-                            "which", "is", "are", "am", "was", "were", "do", "does", "did",
-                            "can", "could", "would", "will", "should", "shall", "may", "has",
-                            "have", "had", "isn't", "aren't", "don't", "doesn't", "didn't",
-                            "can't", "won't"})
 URGENCY = {"urgent": 0.9, "social": 0.1, "question": 0.3, "task": 0.4}
 
 
-def _words(text: str) -> list[str]:
-    normalised = text.lower().replace("’", "'")
-    for pattern, word in PHRASES:
-        normalised = pattern.sub(f" {word} ", normalised)
-    return WORD.findall(normalised)
-
-
-def _social_kind(text: str) -> str | None:
-    """"greeting", "thanks" or "goodbye" when the text is only that, with no request in it."""
-    words = _words(text)
-    core = GREETINGS | THANKS | GOODBYES | {"smalltalk"}
-    if not words or not set(words) <= core | SOCIAL_FILLER or not set(words) & core:
-        return None
-    if set(words) & THANKS:
-        return "thanks"
-    if set(words) & GOODBYES:
-        return "goodbye"
-    return "greeting"
-
-
-def _is_question(text: str) -> bool:
-    if text.strip().endswith("?"):
-        return True
-    words = [w for w in _words(text) if w not in GREETINGS and w not in SOCIAL_FILLER]
-    first = words[0].removesuffix("'s") if words else ""
-    return first in QUESTION_WORDS
-
-
 def classify_offline(text: str) -> tuple[str, float]:
-    """Design §3's intent rules, first that fits: urgent, social, question, else task."""
-    if URGENT.search(text):
-        intent = "urgent"
-    elif _social_kind(text):
-        intent = "social"
-    elif _is_question(text):
-        intent = "question"
-    else:
-        intent = "task"
+    """Design §3's intent rules, first that fits: urgent, social, question, else task.
+
+    The rules are the pattern tables of ``bot.models.intent_rules``."""
+    intent = intent_of(text)
     return intent, URGENCY[intent]
 
 
 def quick_reply_offline(text: str) -> str:
     """A short templated answer to a social message."""
-    kind = _social_kind(text)
+    kind = social_kind(text)
     if kind == "thanks":
         return f"You're welcome! {OFFLINE_TAG}"
     if kind == "goodbye":
@@ -139,13 +86,13 @@ def agent_step(messages: Sequence[Message],
     if remember and not text.endswith("?") and "remember" in offered:
         return "Saving that note.", [ToolCall(call_id, "remember",
                                               {"text": remember.group("text").strip()})]
-    if URGENT.search(text) and "notify_owner" in offered:
+    if is_urgent(text) and "notify_owner" in offered:
         return "Letting the owner know.", [ToolCall(call_id, "notify_owner", {"message": text})]
     if AGENDA.search(text) and "agenda" in offered:
         lowered = text.lower()
         hours = 168 if "week" in lowered else 48 if "tomorrow" in lowered else 0  # 0: today
         return "Reading your agenda.", [ToolCall(call_id, "agenda", {"hours": hours})]
-    if _is_question(text) and "search_notes" in offered:
+    if is_question(text) and "search_notes" in offered:
         return "Searching your notes.", [ToolCall(call_id, "search_notes", {"query": text})]
     return CAPABILITIES, []
 

@@ -28,6 +28,20 @@ from tests.models.conftest import GUEST, OWNER, Events, contract_tools
     ("Book a table for two at 8", "task"),
     ("thanks, and please send the invoice to Bob", "task"),
     ("", "task"),
+    # issue 20: plain phrasing the first rules missed
+    ("Thank you, that helped", "social"),
+    ("bye, talk later", "social"),
+    ("ok cool", "social"),
+    ("lol nice", "social"),
+    ("Hallo, wie geht's?", "social"),
+    ("Need him urgently on the phone", "urgent"),
+    ("Fire alarm in the building", "urgent"),
+    ("The water pipe burst, come home now", "urgent"),
+    ("Server is down and customers are complaining", "urgent"),
+    ("thanks, and can you remind me to call Bob", "question"),  # a request is never social
+    ("Not urgent, but please renew the domain", "task"),  # said not to be urgent
+    ("What's the emergency number in Spain?", "question"),  # about emergencies, not one
+    ("Fire off a quick reply to Tom", "task"),
 ])
 def test_intent_rules_first_that_fits(text: str, intent: str) -> None:
     assert classify_offline(text)[0] == intent
@@ -57,6 +71,9 @@ async def test_classify_purpose_answers_json_for_the_last_user_message(events: E
     ("bye bye", "Goodbye, talk soon! (offline mode)"),
     ("hello", "Hello! I'm in offline mode right now, but I can still save notes, read your "
               "agenda and search your notes."),
+    ("Danke, das hat geholfen", "You're welcome! (offline mode)"),
+    ("À plus tard", "Goodbye, talk soon! (offline mode)"),
+    ("ok cool", "Got it. (offline mode)"),
 ])
 async def test_quick_replies_from_templates(text: str, expected: str) -> None:
     reply = await OfflineModel().complete([{"role": "user", "content": text}],
