@@ -1,0 +1,150 @@
+"""Bench the intent router on the labelled triage set: accuracy per intent and route, confusions.
+
+Usage:
+    .venv/bin/python bench/triage_eval.py                 # the offline rules (and a model, if set)
+    .venv/bin/python bench/triage_eval.py --misses        # also list every row the rules got wrong
+    .venv/bin/python bench/triage_eval.py --rules-only    # skip the configured model
+    .venv/bin/python bench/triage_eval.py --set my.jsonl  # another set, same format
+
+The set (``tests/data/triage_set.jsonl``) has one JSON object a line: ``text``, ``intent``
+(social, question, task, urgent), ``language`` and, for hard cases, a ``note``. Labels follow
+design §3: a message phrased as a question is a *question*, also a polite request ("can you
+…?"); a model that follows the classify prompt may call those *task* — both go to the agent,
+so the route accuracy is the figure that decides what the sender gets. Routes are taken as for
+a guest (``choose_route``): urgent → notify_now, social → quick_reply, else full_agent.
+
+When a provider is configured in the environment (``FRONTDESK_MODEL_PROVIDER``,
+``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL``, see ``bot/settings.py``), the
+small model is asked the classify prompt for every row too (real calls, recorded and priced as
+usual); a reply without a readable verdict counts as wrong and is reported as unparsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.models import Model, build_models, classify_offline
+from bot.services import load_prompts
+from bot.settings import Settings
+from graphs.workflows.triage import INTENTS, choose_route, parse_classification
+
+DEFAULT_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "triage_set.jsonl"
+ROUTES = ("quick_reply", "full_agent", "notify_now")
+UNPARSED = "unparsed"
+Row = dict[str, str]
+
+
+def load_set(path: Path) -> list[Row]:
+    """The labelled rows, one JSON object a line (blank lines skipped)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def route_of(intent: str) -> str:
+    """The route a guest's message with this intent takes (an unparsed verdict has none)."""
+    if intent not in INTENTS:
+        return UNPARSED
+    return choose_route(intent, 0.9 if intent == "urgent" else 0.3, sender_is_owner=False)
+
+
+def report(title: str, rows: Sequence[Row], predicted: Sequence[str]) -> float:
+    """Print accuracy per intent and route, the confusion matrix, and return overall accuracy."""
+    truth = [row["intent"] for row in rows]
+    print(f"\n== {title}: {len(rows)} messages")
+    _per_label("intent", INTENTS, truth, predicted)
+    _per_label("route", ROUTES, [route_of(t) for t in truth], [route_of(p) for p in predicted])
+    labels = list(INTENTS) + ([UNPARSED] if UNPARSED in predicted else [])
+    print("\nconfusion (rows: label, columns: predicted)")
+    print(f"{'':>10}" + "".join(f"{label:>10}" for label in labels))
+    pairs = Counter(zip(truth, predicted, strict=True))
+    for label in INTENTS:
+        print(f"{label:>10}" + "".join(f"{pairs[label, p]:>10}" for p in labels))
+    by_language: dict[str, list[bool]] = {}
+    for row, guess in zip(rows, predicted, strict=True):
+        by_language.setdefault(row["language"], []).append(guess == row["intent"])
+    print("\nper language: " + ", ".join(f"{lang} {sum(ok) / len(ok):.0%}"
+                                         for lang, ok in sorted(by_language.items())))
+    overall = sum(t == p for t, p in zip(truth, predicted, strict=True)) / len(rows)
+    print(f"overall intent accuracy: {overall:.1%}")
+    return overall
+
+
+def _per_label(kind: str, labels: Sequence[str], truth: Sequence[str],
+               predicted: Sequence[str]) -> None:
+    print(f"\naccuracy per {kind} (recall: labelled rows predicted right)")
+    for label in labels:
+        hits = [p == label for t, p in zip(truth, predicted, strict=True) if t == label]
+        if hits:
+            print(f"  {label:<12} {sum(hits):>4}/{len(hits):<4} {sum(hits) / len(hits):6.1%}")
+    right = sum(t == p for t, p in zip(truth, predicted, strict=True))
+    print(f"  {'all':<12} {right:>4}/{len(truth):<4} {right / len(truth):6.1%}")
+
+
+def print_misses(rows: Sequence[Row], predicted: Sequence[str]) -> None:
+    """Every row predicted wrong, with its label, prediction and note."""
+    print("\nmisses:")
+    for row, guess in zip(rows, predicted, strict=True):
+        if guess != row["intent"]:
+            note = f"  ({row['note']})" if row.get("note") else ""
+            print(f"  [{row['language']}] {row['intent']:>8} -> {guess:<8} {row['text']!r}{note}")
+
+
+async def classify_with_model(model: Model, prompt: str, rows: Sequence[Row],
+                              concurrency: int = 4) -> list[str]:
+    """The small model's intent for each row, ``unparsed`` when its reply has no verdict."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(text: str) -> str:
+        messages = [{"role": "system", "content": prompt}, {"role": "user", "content": text}]
+        async with gate:
+            try:
+                reply = await model.complete(messages, max_tokens=60, purpose="classify")
+            except Exception as error:  # a failed call is a miss, not a crash of the bench
+                print(f"  model call failed: {error}", file=sys.stderr)
+                return UNPARSED
+        parsed = parse_classification(reply.text)
+        return parsed[0] if parsed else UNPARSED
+
+    return list(await asyncio.gather(*(one(row["text"]) for row in rows)))
+
+
+def run_rules(rows: Sequence[Row], classify: Callable[[str], tuple[str, float]]) -> list[str]:
+    """The rules' intent for each row."""
+    return [classify(row["text"])[0] for row in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="the labelled JSONL set")
+    parser.add_argument("--misses", action="store_true", help="list the rows predicted wrong")
+    parser.add_argument("--rules-only", action="store_true", help="skip the configured model")
+    args = parser.parse_args()
+    rows = load_set(args.set)
+    predicted = run_rules(rows, classify_offline)
+    report("offline rules (bot.models.classify_offline)", rows, predicted)
+    if args.misses:
+        print_misses(rows, predicted)
+    settings = Settings.from_env(os.environ)
+    if args.rules_only or settings.model_provider == "offline":
+        print("\n(no model provider configured: only the offline rules were measured)")
+        return
+    small = build_models(settings).small
+    answers = asyncio.run(classify_with_model(small, load_prompts()["classify"], rows))
+    report(f"small model ({settings.model_provider}: {getattr(small, 'name', '?')})", rows,
+           answers)
+    print(f"unparsed replies: {answers.count(UNPARSED)}")
+    if args.misses:
+        print_misses(rows, answers)
+
+
+if __name__ == "__main__":
+    main()
