@@ -8,7 +8,6 @@ built here too and handed to the owner notifier and (through ``Services``) to th
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
@@ -20,6 +19,7 @@ from bot.assistant_tools import build_fact_tools, build_tools, build_writing_too
 from bot.calendar import Calendar, CalendarError, machine_zone, zone_named
 from bot.inbox import Ledger
 from bot.models import Models, build_models, classify_offline
+from bot.notifier import OwnerNotifier
 from bot.outbox import Outbox
 from bot.settings import Settings
 from bot.tools import Caller, ToolRegistry
@@ -35,7 +35,6 @@ from sqlitedb import connect
 
 log = logging.getLogger(__name__)
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "config" / "prompts"
-PLATFORMS = ("telegram", "discord")
 AnyWorkflow: TypeAlias = Graph | Workflow  # a graph workflow or a code one
 
 
@@ -60,53 +59,6 @@ class Access:
         if platform == "console" or user_id in self.allowed.get(platform, frozenset()):
             return "allowed"
         return None
-
-
-class OwnerNotifier:
-    """Reaches the owner with an urgent notice on the right platform(s) (design §1), through
-    the same outbox as every reply."""
-
-    def __init__(self, settings: Settings, outbox: Outbox) -> None:
-        self.settings = settings
-        self.outbox = outbox
-
-    def targets(self, origin: str) -> list[str]:
-        """Platforms to notify: FRONTDESK_NOTIFY, else the origin if it has an owner, else
-        the first platform with an owner id, else the console."""
-        owners = self.settings.owner_ids()
-        configured = [p for p in PLATFORMS if p in owners]
-        choice = (self.settings.notify or "").lower()
-        if choice == "all" and configured:
-            return configured
-        if choice in owners:
-            return [choice]
-        if origin in configured:
-            return [origin]
-        return configured[:1] or ["console"]
-
-    async def notify(self, caller: Caller, text: str) -> str:
-        """Send ``who wrote what`` to the owner; return the sentence for the sender.
-
-        The caller's message id makes each message its own notice; the same text of the same
-        message is one notice, sent once (after a crash too: the run's caller is the same).
-        """
-        if caller.is_owner:
-            return "You are the owner, so there is no one to pass this on to; noted."
-        who = f"{caller.name} ({caller.scope})" if caller.name else caller.scope
-        notice = f"Urgent message from {who} on {caller.platform}:\n{text}"
-        origin = f"{caller.scope}|{caller.chat_id}|{caller.message_id}|{text}"
-        key = "notice:" + hashlib.sha256(origin.encode()).hexdigest()[:24]
-        for platform in self.targets(caller.platform):
-            chat = await self.owner_chat(platform)
-            await self.outbox.deliver(platform, chat, key, notice)
-        return "I've passed your message on to the owner right away; they'll get back to you."
-
-    async def owner_chat(self, platform: str) -> str:
-        """The owner's direct chat on a platform (through its adapter when it runs)."""
-        if chat := await self.outbox.owner_chat(platform):
-            return chat
-        owner = self.settings.owner_ids().get(platform)
-        return f"user:{owner}" if owner else "console"
 
 
 @dataclass

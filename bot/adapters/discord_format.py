@@ -4,8 +4,10 @@ Discord refuses a message over 2,000 characters (it counts characters, i.e. code
 not bytes). A long reply is cut at a paragraph break if one is near the end of the room,
 else at a line break, else at a space, else mid-word; a fenced code block that spans a cut is
 closed at the end of one part and re-opened (same language) at the start of the next, so
-every part renders on its own. Parts are numbered ``(1/3)`` on their first line. Pure
-functions, no discord.py.
+every part renders on its own. A quote line (``> ``) cut in the middle goes on quoted in the
+next part, and a cut never parts a backslash from the character it escapes, so the quoted,
+escaped words of a notice stay quoted and escaped. Parts are numbered ``(1/3)`` on their first
+line. Pure functions, no discord.py.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 DISCORD_MESSAGE_LIMIT = 2000
 FENCE = "```"
 CLOSING_FENCE = "\n" + FENCE
+QUOTE = "> "
 MIN_LIMIT = 100  # room for a number, a re-opened fence, a closing fence and some text
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+#.\-]{1,20}")
 
@@ -68,7 +71,10 @@ def plan_parts(text: str, room: int) -> list[ReplyPart]:
         still_open = open_fence_after(reopen, chunk)
         parts.append(ReplyPart(chunk, reopen, close=still_open is not None))
         reopen = still_open or ""
-        rest = rest[cut:].lstrip("\n")
+        line_start = rest.rfind("\n", 0, cut) + 1
+        mid_line = 0 < cut < len(rest) and rest[cut] != "\n" and rest[cut - 1] != "\n"
+        quoted = mid_line and still_open is None and rest.startswith(QUOTE, line_start)
+        rest = (QUOTE if quoted else "") + rest[cut:].lstrip("\n")
         if not rest.strip():
             break
     return parts
@@ -84,6 +90,8 @@ def cut_point(text: str, window: int) -> int:
         return paragraph
     line = text.rfind("\n", 0, window + 1)
     space = text.rfind(" ", 0, window + 1)
+    while space > 0 and text[space - 1] == ">" and (space == 1 or text[space - 2] == "\n"):
+        space = text.rfind(" ", 0, space)  # the space of a quote's "> " is not a break
     for candidate, cut in ((line, line), (space, space + 1)):
         if candidate >= half:
             return cut
@@ -91,9 +99,15 @@ def cut_point(text: str, window: int) -> int:
         if candidate > 0:
             return cut
     hard = window
-    while hard > 1 and text[hard - 1] == "`" and text[hard] == "`":
-        hard -= 1  # never split a fence marker
+    while hard > 1 and ((text[hard - 1] == "`" and text[hard] == "`") or escapes(text, hard)):
+        hard -= 1  # never split a fence marker, nor an escape from what it escapes
     return hard if hard > 1 else window
+
+
+def escapes(text: str, end: int) -> bool:
+    """Whether ``text[:end]`` ends in a backslash that escapes ``text[end]``."""
+    run = len(text[:end]) - len(text[:end].rstrip("\\"))
+    return run % 2 == 1
 
 
 def open_fence_after(open_header: str, chunk: str) -> str | None:

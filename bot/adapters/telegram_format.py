@@ -105,7 +105,7 @@ _AUTOLINK = re.compile(r"<((?:https?|tg|mailto):[^\s<>]+)>")
 _SAFE_URL = re.compile(r"(?:https?://|tg://|mailto:)\S+", re.IGNORECASE)
 _PARAGRAPH = re.compile(r"\n(?:[ \t]*\n)+")  # blank lines; the next line keeps its indent
 _PLAIN_RUN = re.compile(r"[^\\`\[<*_~]+")  # characters that cannot start inline markup
-_ESCAPABLE = set("\\`*_{}[]()#+-.!|~>")
+_ESCAPABLE = set("\\`*_{}[]()#+-.!|~<>@")  # escaped "<" and "@": notices keep them text
 _DELIMITERS = (("**", "b"), ("__", "b"), ("~~", "s"), ("*", "i"), ("_", "i"))
 
 
@@ -220,6 +220,9 @@ def _closer(text: str, start: int, delim: str) -> int | None:
         return None  # snake_case is not emphasis
     j = first
     while j < len(text):
+        if text[j] == "\\" and j + 1 < len(text) and text[j + 1] in _ESCAPABLE:
+            j += 2  # an escaped character is text: it never closes anything
+            continue
         if text[j] == "`":
             run = len(text[j:]) - len(text[j:].lstrip("`"))
             end = _code_span_end(text, j, run)
