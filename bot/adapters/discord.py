@@ -5,8 +5,10 @@ one of its messages. Every message goes through ``Gateway.handle`` (whose inbox 
 re-delivery after a reconnect or a resume a no-op) with a typing indicator while it works;
 replies leave through the gateway's outbox, one Discord message per part. Discord does not
 re-deliver what was sent while the bot was down, so at start (and after any fresh session)
-each channel the bot has seen is read back from its last seen message, and whatever is new
-is answered once. Approvals and slash commands are in ``discord_ui``.
+each channel the bot has seen is read back from its cursor, and whatever is new is answered
+once. A cursor passes a message only once it is in the inbox (or needs no answer), and a live
+message moves it only in a channel already read back in this session, so a crash before the
+read-back never skips what was sent earlier. Approvals and slash commands are in ``discord_ui``.
 
 Usage::
 
@@ -40,7 +42,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 PLATFORM = "discord"
-CURSOR_PREFIX = "discord:channel:"  # + channel id -> id of the last message seen there
+CURSOR_PREFIX = "discord:channel:"  # + channel id -> every message up to this id is taken
 TYPING_EVERY_S = 8.0  # Discord shows "typing…" for 10 s after each trigger
 NO_CONTENT_INTENT = (
     "Discord refused the connection: the bot's Message Content Intent is off. Turn it on in "
@@ -105,6 +107,7 @@ class DiscordAdapter(discord.Client):
         self.serving = asyncio.Event()  # set once attached to the gateway
         self._owner_dm: str | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._read_back: set[int] = set()  # channels read back since this session began
 
     # -- discord.py hooks ------------------------------------------------------------------
     async def setup_hook(self) -> None:
@@ -115,6 +118,10 @@ class DiscordAdapter(discord.Client):
     async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
         if not initial:
             await asyncio.sleep(self.tuning.identify_delay)
+
+    async def on_connect(self) -> None:
+        """A new session (READY, before its messages): every channel is read back anew."""
+        self._read_back.clear()
 
     async def on_ready(self) -> None:
         """After READY (a new session, not a resume): attach once, then catch up."""
@@ -182,28 +189,40 @@ class DiscordAdapter(discord.Client):
                                user_name=message.author.display_name,
                                is_private=message.guild is None)
 
-    async def take(self, message: discord.Message) -> None:
-        """Answer one message if it is for us (once, whatever delivers it), then move on."""
+    async def take(self, message: discord.Message, *, reading_back: bool = False) -> None:
+        """Answer one message if it is for us (once, whatever delivers it).
+
+        The cursor moves past it once it is in the inbox (``accept``), before the answer, and
+        only when everything before it in its channel has been taken: while reading back, or
+        live in a channel already read back in this session.
+        """
+        accepted = None
         if self.addressed_to_me(message):
             msg = self.incoming(message)
-            known = self.ledger.status(PLATFORM, msg.chat_id, msg.message_id)
-            if known is None and msg.text:
-                async with typing_in(message.channel):
-                    try:
-                        await self.gateway.handle(msg)
-                    except Exception:  # the inbox keeps it: answered at the next start
-                        log.exception("handling Discord message %s failed", msg.message_id)
-        self.saw(message.channel.id, message.id)
+            if msg.text:
+                accepted = self.gateway.accept(msg)  # None: a re-delivery, answered already
+        self.passed(message.channel.id, message.id, reading_back=reading_back)
+        if accepted is not None:
+            async with typing_in(message.channel):
+                try:
+                    await self.gateway.process(accepted)
+                except Exception:  # the inbox keeps it: answered at the next start
+                    log.exception("handling Discord message %s failed", message.id)
 
-    def saw(self, channel_id: int, message_id: int) -> None:
-        """Move a channel's cursor forward (never back: messages finish out of order)."""
+    def passed(self, channel_id: int, message_id: int, *, reading_back: bool = False) -> None:
+        """Move a channel's cursor past a taken message (never back: answers finish out of
+        order); a live message in a channel not yet read back leaves it where it is."""
         name = CURSOR_PREFIX + str(channel_id)
         current = self.ledger.cursor(name)
+        if current is None:  # a channel never seen: nothing before this message to read back
+            self._read_back.add(channel_id)
+        elif not reading_back and channel_id not in self._read_back:
+            return
         if current is None or int(current) < message_id:
             self.ledger.set_cursor(name, str(message_id))
 
     async def catch_up(self) -> int:
-        """Read every known channel since its last seen message; answer what is new."""
+        """Read every known channel from its cursor; answer what is new."""
         found = 0
         for name, last in self.ledger.cursors(CURSOR_PREFIX).items():
             channel_id = int(name.removeprefix(CURSOR_PREFIX))
@@ -213,12 +232,16 @@ class DiscordAdapter(discord.Client):
                     continue
                 missed = [m async for m in channel.history(
                     after=discord.Object(int(last)), oldest_first=True, limit=None)]
+                for message in missed:
+                    found += 1
+                    await self.take(message, reading_back=True)
             except discord.HTTPException as exc:
                 log.warning("could not read Discord channel %s: %s", channel_id, exc.status)
                 continue
-            for message in missed:
-                found += 1
-                await self.take(message)
+            except Exception:  # this channel waits for the next session; the others go on
+                log.exception("reading back Discord channel %s failed", channel_id)
+                continue
+            self._read_back.add(channel_id)
         return found
 
     async def _start_serving(self, first: bool) -> None:

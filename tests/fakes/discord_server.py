@@ -2,10 +2,11 @@
 
 One aiohttp server: REST under ``/api/v10``, the gateway websocket at ``/`` on the same port,
 so ``DISCORD_BASE_URL=<fake.base_url>`` is all a bot needs. Tests drive it with
-``push_message`` / ``push_interaction`` / ``drop_connection`` and read what the bot did from
-``sent``, ``calls``, ``interaction_responses`` and ``history``; ``wait_for`` polls a
-predicate with a deadline. It runs in the test's event loop (``async with FakeDiscord()``)
-or in its own thread (``with FakeDiscord().in_thread()``) for a bot run as a subprocess.
+``push_message`` / ``push_interaction`` / ``drop_connection`` / ``hold_history`` and read
+what the bot did from ``sent``, ``calls``, ``interaction_responses`` and ``history``;
+``wait_for`` polls a predicate with a deadline. It runs in the test's event loop
+(``async with FakeDiscord()``) or in its own thread (``with FakeDiscord().in_thread()``) for
+a bot run as a subprocess.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class FakeDiscord:
         self.heartbeats = 0
         self.rate_limit_violations: list[Call] = []
         self._rate_limits: list[JSON] = []
+        self.history_reads_held: list[int] = []  # channel ids of history reads kept waiting
+        self._held_history: set[int] = set()
         self.gateway = Gateway(self)
         self._dm_by_user: dict[int, int] = {}
         self._lock = threading.RLock()
@@ -247,6 +250,17 @@ class FakeDiscord:
             self._rate_limits.append({"count": count, "retry_after": retry_after,
                                       "method": method, "pattern": re.compile(path_pattern),
                                       "blocked_until": 0.0})
+
+    def hold_history(self, channel_id: int) -> None:
+        """Keep every history read of a channel waiting until ``release_history``."""
+        with self._lock:
+            self._held_history.add(channel_id)
+
+    def release_history(self, channel_id: int) -> None:
+        """Let the held history reads of a channel (and later ones) be answered."""
+        with self._lock:
+            self._held_history.discard(channel_id)
+        self._changed()
 
     async def wait_for(self, predicate: Callable[[], T], timeout: float = 5.0,
                        what: str = "condition") -> T:
