@@ -125,7 +125,7 @@ def summary_notice(items: Sequence[Urgent]) -> Notice:
              for i in items[:SUMMARY_ITEMS]]
     more = f" (the first {SUMMARY_ITEMS} shown)" if count > SUMMARY_ITEMS else ""
     noun = "message" if count == 1 else "messages"
-    return Notice((f"{count} more urgent {noun} ", *_who(first)[1:],
+    return Notice((f"{count} more urgent {noun} from ", *_who(first)[1:],
                    f" on {first.platform}, held back by the limit of {LIMIT} notices an hour"
                    f"{more}:"), tuple(shown))
 

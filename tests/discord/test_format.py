@@ -15,6 +15,7 @@ from bot.adapters.discord_format import (
     plan_parts,
     split_reply,
 )
+from bot.notifier import escape_markdown  # what a notice quotes someone else's words with
 
 NUMBER = re.compile(r"^\((\d+)/(\d+)\)\n")
 
@@ -115,3 +116,29 @@ def test_any_input_gives_parts_that_fit_balance_and_keep_the_text(
         assert [n for n, _ in numbers(parts)] == list(range(1, len(parts) + 1))
     bodies = "".join(p.body for p in plan_parts(text.strip("\n").rstrip(), limit - 10))
     assert squeeze(bodies) == squeeze(text)
+
+
+def unescaped_markup(line: str) -> list[str]:
+    """Characters Discord would read as markup: those no backslash escapes."""
+    found, i = [], 0
+    while i < len(line):
+        if line[i] == "\\" and i + 1 < len(line) and not line[i + 1].isalnum() \
+                and not line[i + 1].isspace():
+            i += 2
+            continue
+        found += [line[i]] if line[i] in "*_~`|[]<#\\" else []
+        i += 1
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["*", "\\", "[", "`", "a", " ", "\n", "é", "x" * 60, "> "]),
+                max_size=500))
+def test_a_quoted_escaped_notice_stays_quoted_and_escaped_in_every_part(
+        pieces: list[str]) -> None:
+    text = "".join(pieces)
+    notice = "**Urgent**\n" + "\n".join("> " + escape_markdown(line) for line in text.split("\n"))
+    for part in split_reply(notice, limit=150):
+        for line in NUMBER.sub("", part).split("\n"):
+            assert line == "**Urgent**" or line.startswith(">"), part
+            assert line == "**Urgent**" or unescaped_markup(line[2:]) == [], part

@@ -186,3 +186,9 @@ def test_any_input_gives_parts_telegram_accepts(md: str, limit: int) -> None:
     if parts:  # nothing visible is lost or invented, whitespace at cuts aside
         joined = "".join(MARKER.sub("", p.plain) if len(parts) > 1 else p.plain for p in parts)
         assert squeeze.sub("", joined) == squeeze.sub("", whole)
+
+
+def test_escaped_markup_stays_text_and_closes_nothing() -> None:
+    # what a notice does with someone else's words: every markup character backslashed
+    assert markdown_to_html(r"\<https://e.com\> \@x \[a\](https://e.com) *a\*b* **c\*\*d**") \
+        == "&lt;https://e.com&gt; @x [a](https://e.com) <i>a*b</i> <b>c**d</b>"
