@@ -12,7 +12,7 @@ import json
 import shutil
 import time
 from collections.abc import Iterable
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,13 +45,13 @@ def write_jsonl(events: Iterable[dict[str, Any]], path: Path | str) -> int:
 
 def daily_path(folder: Path, run_id: str, now: float | None = None) -> Path:
     """Where a run's trace goes: ``folder/YYYY-MM-DD/<run_id>.jsonl`` (UTC day)."""
-    day = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).date()
+    day = datetime.fromtimestamp(time.time() if now is None else now, UTC).date()
     return folder / day.isoformat() / f"{run_id}.jsonl"
 
 
 def prune(folder: Path, keep_days: float, now: float | None = None) -> list[str]:
     """Remove the day folders older than ``keep_days``; the days removed."""
-    today = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).date()
+    today = datetime.fromtimestamp(time.time() if now is None else now, UTC).date()
     oldest = today - timedelta(days=keep_days)
     removed = []
     for day_folder in sorted(folder.glob("????-??-??")) if folder.exists() else []:
