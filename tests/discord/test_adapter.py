@@ -182,5 +182,5 @@ def test_an_urgent_message_reaches_the_owner_by_dm(
     bot.start()
     fake.push_message("urgent: the server room is flooding", author=friend)
     notice = wait_for_reply(fake, fake.dm_channel_id(OWNER_ID), "server room is flooding")
-    assert notice.startswith("Urgent message from")
+    assert notice.startswith("**Urgent message from")
     wait_for_reply(fake, fake.dm_channel_id(int(friend["id"])), "passed your message on")

@@ -19,7 +19,7 @@ from tests.gateway.conftest import (
     make_settings,
 )
 
-NOTICE = "Urgent message from Ann (telegram:200) on telegram:\nthe boiler is leaking"
+NOTICE = "**Urgent message from Ann (telegram:200) on telegram:**\n> the boiler is leaking"
 
 
 def services_in(home: Path) -> Services:
