@@ -70,13 +70,28 @@ class Gateway:
         await self.expire()
 
     async def attach(self, adapter: Adapter, *, recover: bool = True) -> None:
-        """Start serving a platform: send what the outbox still owes, answer what's open."""
+        """Start serving a platform: send what the outbox still owes, answer what's open.
+
+        Each message on its own: one whose record cannot be read is marked failed, one whose
+        answer fails is logged and stays open for the next start; the others go on.
+        """
         self.outbox.register(adapter)
         await self.outbox.flush(adapter.platform)
         if recover:
-            for payload in self.s.ledger.unfinished(adapter.platform):
-                msg = IncomingMessage.from_json(payload)
-                await self._process(msg, self.access(msg) == "owner")
+            for item in self.s.ledger.open_messages(adapter.platform):
+                try:
+                    msg = IncomingMessage.from_record(item.payload)
+                except ValueError as unreadable:
+                    log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
+                                item.platform, item.chat_id, item.message_id, unreadable)
+                    self.s.ledger.fail(item.platform, item.chat_id, item.message_id,
+                                       f"unreadable: {unreadable}")
+                    continue
+                try:
+                    await self._process(msg, self.access(msg) == "owner")
+                except Exception:
+                    log.exception("recovering message %s/%s failed; it stays open",
+                                  msg.platform, msg.message_id)
 
     def access(self, msg: IncomingMessage) -> str | None:
         """'owner', 'allowed', or None for someone not on the allowlist."""

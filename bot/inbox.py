@@ -4,7 +4,10 @@ Nothing lost, nothing doubled rests on these tables. A message is recorded in th
 *before* any work on it, keyed by (platform, chat, message id), so a re-delivered message is
 seen as known and one received before a crash is found again at start. A reply is written to
 the outbox as numbered parts before the first part is sent, and each part is marked when the
-platform accepted it, so a crash mid-reply resumes with the parts not yet sent.
+platform accepted it, so a crash mid-reply resumes with the parts not yet sent. An item that
+can never succeed (an unreadable message, a part the platform refuses for good) is marked
+failed with its reason instead of blocking the rest (``failures``); a chat the platform moved
+(a Telegram group upgraded to a supergroup) is remembered, so later sends follow it.
 """
 
 from __future__ import annotations
@@ -72,7 +75,20 @@ MIGRATIONS = [
             value TEXT NOT NULL
         );
     """),
+    ("gateway_004_failures_and_moved_chats", """
+        ALTER TABLE inbox ADD COLUMN error TEXT;
+        ALTER TABLE outbox ADD COLUMN failed_at REAL;
+        ALTER TABLE outbox ADD COLUMN error TEXT;
+        CREATE TABLE moved_chats (
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            moved_to TEXT NOT NULL,
+            moved_at REAL NOT NULL,
+            PRIMARY KEY (platform, chat_id)
+        );
+    """),
 ]
+MAX_MOVES = 5  # a chat moved more often than this is a loop, not a migration
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,28 @@ class OutboxPart:
     text: str
     buttons: list[dict[str, str]] | None
     sent: bool
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """One message still open in the inbox: its key and its payload as stored (JSON text)."""
+
+    platform: str
+    chat_id: str
+    message_id: str
+    payload: str
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An inbox message or an outbox part marked failed for good, and why."""
+
+    kind: str  # "message" | "part"
+    platform: str
+    chat_id: str
+    item: str  # the message id, or "<reply key> part n/m"
+    error: str
+    at: float
 
 
 @dataclass(frozen=True)
@@ -131,6 +169,22 @@ class Ledger:
             " WHERE platform = ? AND chat_id = ? AND message_id = ?",
             (status, route, time.time(), platform, chat_id, message_id))
 
+    def fail(self, platform: str, chat_id: str, message_id: str, error: str) -> None:
+        """Close a message as failed for good (it is never taken up again), with the reason."""
+        self.conn.execute(
+            "UPDATE inbox SET status = 'failed', error = ?, done_at = ?"
+            " WHERE platform = ? AND chat_id = ? AND message_id = ?",
+            (error, time.time(), platform, chat_id, message_id))
+
+    def record_failed(self, platform: str, chat_id: str, message_id: str, user_id: str,
+                      payload: dict[str, Any], error: str) -> None:
+        """Record a message that could not even be read, as failed from the start."""
+        now = time.time()
+        self.conn.execute(
+            "INSERT OR IGNORE INTO inbox (platform, chat_id, message_id, user_id, payload,"
+            " status, error, received_at, done_at) VALUES (?, ?, ?, ?, ?, 'failed', ?, ?, ?)",
+            (platform, chat_id, message_id, user_id, json.dumps(payload), error, now, now))
+
     def status(self, platform: str, chat_id: str, message_id: str) -> str | None:
         """The inbox status of one message, or None if it was never recorded."""
         row = self.conn.execute(
@@ -147,6 +201,15 @@ class Ledger:
             args = (platform,)
         rows = self.conn.execute(sql + " ORDER BY received_at, rowid", args).fetchall()
         return [json.loads(row[0]) for row in rows]
+
+    def open_messages(self, platform: str) -> list[InboxItem]:
+        """Messages received but not yet closed, oldest first, payloads as stored (recovery
+        reads each on its own, so one unreadable record cannot stop the others)."""
+        rows = self.conn.execute(
+            "SELECT platform, chat_id, message_id, payload FROM inbox"
+            " WHERE status = 'received' AND platform = ? ORDER BY received_at, rowid",
+            (platform,)).fetchall()
+        return [InboxItem(*map(str, row)) for row in rows]
 
     # -- outbox ------------------------------------------------------------------------
     def enqueue(self, platform: str, chat_id: str, reply_key: str, parts: list[str],
@@ -175,7 +238,8 @@ class Ledger:
         """Parts not yet accepted by the platform, in the order they were written."""
         rows = self.conn.execute(
             "SELECT id, platform, chat_id, reply_key, part_no, parts, text, buttons, sent_at"
-            " FROM outbox WHERE platform = ? AND sent_at IS NULL ORDER BY id",
+            " FROM outbox WHERE platform = ? AND sent_at IS NULL AND failed_at IS NULL"
+            " ORDER BY id",
             (platform,)).fetchall()
         return [_part(row) for row in rows]
 
@@ -184,6 +248,41 @@ class Ledger:
         self.conn.execute(
             "UPDATE outbox SET sent_at = ?, platform_message_id = ? WHERE id = ?",
             (time.time(), platform_message_id, part_id))
+
+    def mark_failed(self, part_id: int, error: str) -> None:
+        """The platform refused this part for good: it is never tried again."""
+        self.conn.execute("UPDATE outbox SET failed_at = ?, error = ? WHERE id = ?",
+                          (time.time(), error, part_id))
+
+    def failures(self, limit: int = 20) -> list[Failure]:
+        """The most recent messages and parts marked failed for good, newest first."""
+        rows = self.conn.execute(
+            "SELECT 'message', platform, chat_id, message_id, error, done_at FROM inbox"
+            " WHERE status = 'failed' AND error IS NOT NULL"
+            " UNION ALL SELECT 'part', platform, chat_id,"
+            " reply_key || ' part ' || part_no || '/' || parts, error, failed_at FROM outbox"
+            " WHERE failed_at IS NOT NULL ORDER BY 6 DESC LIMIT ?", (limit,)).fetchall()
+        return [Failure(str(kind), str(platform), str(chat), str(item), str(error), float(at))
+                for kind, platform, chat, item, error, at in rows]
+
+    # -- moved chats -------------------------------------------------------------------
+    def move_chat(self, platform: str, chat_id: str, moved_to: str) -> None:
+        """The platform moved a chat (a group upgraded to a supergroup): send there from now."""
+        self.conn.execute(
+            "INSERT INTO moved_chats (platform, chat_id, moved_to, moved_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(platform, chat_id) DO UPDATE SET moved_to = excluded.moved_to,"
+            " moved_at = excluded.moved_at", (platform, chat_id, moved_to, time.time()))
+
+    def chat_now(self, platform: str, chat_id: str) -> str:
+        """Where a chat is now: ``chat_id`` itself, or where the platform moved it."""
+        for _ in range(MAX_MOVES):
+            row = self.conn.execute(
+                "SELECT moved_to FROM moved_chats WHERE platform = ? AND chat_id = ?",
+                (platform, chat_id)).fetchone()
+            if row is None:
+                break
+            chat_id = str(row[0])
+        return chat_id
 
     # -- refusals ----------------------------------------------------------------------
     def refuse_once(self, platform: str, chat_id: str) -> bool:

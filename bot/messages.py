@@ -9,8 +9,23 @@ Nothing here imports a chat library.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Protocol
+
+
+class Undeliverable(Exception):
+    """An adapter's ``send`` refusing a part for good (blocked, no such chat, refused text):
+    sending it again cannot help, so the outbox marks it failed and goes on."""
+
+
+class ChatMoved(Exception):
+    """An adapter's ``send`` saying the platform moved the chat (a Telegram group upgraded to
+    a supergroup): the outbox sends to ``chat_id`` instead, and remembers it."""
+
+    def __init__(self, chat_id: str) -> None:
+        super().__init__(f"the chat moved to {chat_id}")
+        self.chat_id = chat_id
 
 
 @dataclass(frozen=True)
@@ -30,9 +45,27 @@ class IncomingMessage:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> IncomingMessage:
-        """Rebuild a message recorded by ``to_json``."""
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+    def from_json(cls, data: Any) -> IncomingMessage:
+        """Rebuild a message recorded by ``to_json``; ValueError when ``data`` is not one."""
+        if not isinstance(data, dict):
+            raise ValueError("the record is not a JSON object")
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            if spec.name not in data:
+                if spec.default is MISSING:
+                    raise ValueError(f"the record has no {spec.name}")
+                continue
+            wanted = str if spec.default is MISSING else type(spec.default)
+            if not isinstance(data[spec.name], wanted):
+                raise ValueError(f"{spec.name} is a {type(data[spec.name]).__name__}, "
+                                 f"not a {wanted.__name__}")
+            values[spec.name] = data[spec.name]
+        return cls(**values)
+
+    @classmethod
+    def from_record(cls, payload: str) -> IncomingMessage:
+        """Rebuild a message from the inbox's JSON text; ValueError when it is unreadable."""
+        return cls.from_json(json.loads(payload))  # JSONDecodeError is a ValueError
 
 
 @dataclass(frozen=True)
@@ -87,7 +120,8 @@ class Adapter(Protocol):
 
     async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
                    key: str | None = None) -> str:
-        """Send one part; return the platform's message id. Raise only after retries.
+        """Send one part; return the platform's message id. Raise only after retries:
+        ``Undeliverable`` for a refusal for good, ``ChatMoved`` when the chat has moved.
 
         ``key`` names the outbox part for good: a platform that can deduplicate a send by a
         client id (Discord's nonce) uses it, so a part re-sent after a crash shows once.

@@ -35,7 +35,7 @@ from bot.adapters.discord_format import split_reply
 from bot.adapters.discord_ui import ApprovalButton, add_slash_commands, approval_view
 from bot.gateway import Gateway
 from bot.inbox import Ledger
-from bot.messages import Button, IncomingMessage, PressResult
+from bot.messages import Button, IncomingMessage, PressResult, Undeliverable
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -153,8 +153,13 @@ class DiscordAdapter(discord.Client):
                 return await channel.send(text, nonce=nonce)
             return await channel.send(text, view=view, nonce=nonce)
 
-        message = await self._with_retries(post)
-        return str(message.id)
+        try:
+            message = await self._with_retries(post)
+        except discord.HTTPException as refused:
+            if refused.status < 500 and refused.status != 429:  # 403, 404, 400: for good
+                raise Undeliverable(f"Discord: {refused.status} {refused.text}") from refused
+            raise
+        return str(message.id)  # the outbox marks it sent at once
 
     async def owner_chat(self) -> str | None:
         """The DM channel with ``DISCORD_OWNER_ID`` (opened on first use)."""

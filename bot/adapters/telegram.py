@@ -2,9 +2,11 @@
 
 ``TelegramAdapter`` is what the gateway's outbox sends through: it splits replies on the
 rendered length, sends each part as HTML (plain text when Telegram refuses the entities),
-waits out flood control per chat, and shows approvals as inline buttons whose presses it hands
-to the gateway. Updates come in through ``telegram_intake`` (long polling) or
-``telegram_webhook``; ``telegram_start.run_telegram`` signs in and wires them together.
+waits out flood control per chat, reports a refusal for good (``Undeliverable``) and a group
+upgraded to a supergroup (``ChatMoved``) to the outbox, and shows approvals as inline
+buttons whose presses it hands to the gateway. Updates come in through ``telegram_intake``
+(long polling) or ``telegram_webhook``; ``telegram_start.run_telegram`` signs in and wires
+them together.
 """
 
 from __future__ import annotations
@@ -19,12 +21,19 @@ from typing import TypeVar
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.constants import ChatAction, ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
 
 from bot.adapters.telegram_format import escape_html, html_to_plain, split_reply
 from bot.adapters.telegram_updates import PLATFORM, Press
 from bot.gateway import Gateway
-from bot.messages import Button, PressResult
+from bot.messages import Button, ChatMoved, PressResult, Undeliverable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -32,7 +41,6 @@ T = TypeVar("T")
 TYPING_AFTER_S = 0.3  # a quick answer needs no "typing…" (Telegram's own advice)
 TYPING_EVERY_S = 4.5  # Telegram shows "typing…" for 5 s after each chat action
 NETWORK_RETRIES = 6  # then the part stays in the outbox for the next flush
-UNDELIVERABLE = "undeliverable"  # the outbox id of a part Telegram will never take
 
 
 def retry_after_seconds(error: RetryAfter) -> float:
@@ -77,14 +85,14 @@ class TelegramAdapter:
         """Send one HTML part (as plain text if Telegram refuses its entities).
 
         Telegram has no client id to deduplicate by: ``key`` is unused, and a crash between
-        Telegram's accept and the outbox mark can show that one part twice (documented).
+        Telegram's accept and the outbox's mark shows that one part twice (README). So the
+        message id is returned the moment Telegram answers, with nothing in between.
         """
         markup = buttons_markup(buttons)
         try:
             target = int(chat_id)
         except ValueError:
-            log.warning("not a Telegram chat id: %r; part dropped", chat_id)
-            return UNDELIVERABLE
+            raise Undeliverable(f"not a Telegram chat id: {chat_id!r}") from None
         try:
             try:
                 message: Message = await self.call(chat_id, lambda: self.bot.send_message(
@@ -95,11 +103,10 @@ class TelegramAdapter:
                 log.info("Telegram refused the formatting (%s); sending plain text", refused)
                 message = await self.call(chat_id, lambda: self.bot.send_message(
                     target, html_to_plain(text), reply_markup=markup))
-        except (BadRequest, Forbidden) as refused:
-            # The same request would be refused again, and an unsent part holds up the chat's
-            # later replies: log it and count it as delivered.
-            log.warning("Telegram refused a part for chat %s (%s); dropped", chat_id, refused)
-            return UNDELIVERABLE
+        except ChatMigrated as moved:  # the group is a supergroup now, under a new id
+            raise ChatMoved(str(moved.new_chat_id)) from moved
+        except (BadRequest, Forbidden) as refused:  # the same request would be refused again
+            raise Undeliverable(f"Telegram: {refused}") from refused
         return str(message.message_id)
 
     async def owner_chat(self) -> str | None:

@@ -3,9 +3,11 @@
 python-telegram-bot's own updater confirms a batch with its next ``getUpdates`` whether or not
 the batch was handled, so a crash would lose it. Here the raw batch is fetched, every new
 message (and button press) is recorded in one SQLite transaction together with the new update
-offset, and only then is the next batch asked for. A message found in the inbox at start is
-answered by ``Gateway.attach``; a press is kept as a ``telegram:press:<update id>`` cursor until
-it is handled. Each chat's messages are answered in order, different chats at once.
+offset, and only then is the next batch asked for. Each update is taken on its own: one that
+cannot be read is recorded as failed (``frontdesk runs`` lists it) and confirmed with the rest.
+A message found in the inbox at start is answered by ``Gateway.attach``; a press is kept as a
+``telegram:press:<update id>`` cursor until it is handled. Each chat's messages are answered
+in order, different chats at once.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from telegram import Bot, User
 from telegram.error import Conflict, NetworkError, RetryAfter, TimedOut
 
 from bot.adapters.telegram import TelegramAdapter, retry_after_seconds
-from bot.adapters.telegram_updates import ALLOWED_UPDATES, Press, parse_update
+from bot.adapters.telegram_updates import (
+    ALLOWED_UPDATES,
+    PLATFORM,
+    Press,
+    Unreadable,
+    parse_update,
+)
 from bot.gateway import Gateway
 from bot.inbox import Ledger
 from bot.messages import Accepted, IncomingMessage
@@ -53,16 +61,27 @@ class Intake:
         todo: list[Accepted | Press] = []
         with transaction(self.ledger.conn):
             for raw in raws:
-                item = parse_update(raw, self.bot, self.me)
-                if isinstance(item, IncomingMessage):
-                    if (accepted := self.gateway.accept(item)) is not None:
-                        todo.append(accepted)
-                elif item is not None and self._keep_press(item):
-                    todo.append(item)
+                try:
+                    item = parse_update(raw, self.bot, self.me)
+                    if isinstance(item, IncomingMessage):
+                        if (accepted := self.gateway.accept(item)) is not None:
+                            todo.append(accepted)
+                    elif isinstance(item, Press) and self._keep_press(item):
+                        todo.append(item)
+                except Exception as exc:  # one bad update never holds up the others
+                    item = Unreadable.of(raw, exc)
+                if isinstance(item, Unreadable):
+                    self._fail(item)
             ids = [raw["update_id"] for raw in raws if isinstance(raw.get("update_id"), int)]
             if confirm and ids:
                 self.ledger.set_cursor(OFFSET_CURSOR, str(max(ids) + 1))
         return todo
+
+    def _fail(self, item: Unreadable) -> None:
+        log.warning("Telegram update %s is unreadable (%s); marked failed", item.update_id,
+                    item.reason)
+        self.ledger.record_failed(PLATFORM, item.chat_id, item.message_id, item.user_id,
+                                  {"update_id": item.update_id}, item.reason)
 
     def _keep_press(self, press: Press) -> bool:
         key = f"{PRESS_PREFIX}{press.update_id}"

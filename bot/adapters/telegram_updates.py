@@ -1,7 +1,9 @@
 """Read one raw Telegram update: a message for the gateway, a button press, or nothing.
 
-Each update is parsed on its own (``Update.de_json`` on one dict), so one malformed update is
-skipped with a warning instead of stalling the batch it came in. In a group the bot answers
+Each update is read on its own (``Update.de_json`` on one dict, then its text and entities),
+so one malformed update (a caption that is not text, a lone surrogate, an entity offset inside
+a surrogate pair) comes back as ``Unreadable``, to be marked failed and confirmed, instead of
+stalling the batch it came in. In a group the bot answers
 only when it is addressed: mentioned by ``@username`` (or a text mention), replied to, or sent
 a command (``/help`` or ``/help@this_bot``); the mention is taken out of the text it reads.
 """
@@ -45,18 +47,42 @@ class Press:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__})
 
 
-def parse_update(raw: dict[str, Any], bot: Bot, me: User) -> IncomingMessage | Press | None:
+@dataclass(frozen=True)
+class Unreadable:
+    """An update that could not be read, keyed as well as it allows, and why."""
+
+    update_id: int | None
+    chat_id: str
+    message_id: str
+    user_id: str
+    reason: str
+
+    @classmethod
+    def of(cls, raw: dict[str, Any], error: Exception) -> Unreadable:
+        """What can be told of a malformed update without trusting any of it."""
+        def part(value: Any) -> dict[str, Any]:
+            return value if isinstance(value, dict) else {}
+
+        update_id = raw.get("update_id") if isinstance(raw.get("update_id"), int) else None
+        message = part(raw.get("message"))
+        chat, sender = part(message.get("chat")), part(message.get("from"))
+        return cls(update_id, str(chat.get("id", "?")),
+                   str(message.get("message_id", f"update:{update_id}")),
+                   str(sender.get("id", "?")), f"{type(error).__name__}: {error}"[:300])
+
+
+def parse_update(raw: dict[str, Any], bot: Bot,
+                 me: User) -> IncomingMessage | Press | Unreadable | None:
     """What one raw update asks of Frontdesk; None for anything it does not answer."""
     try:
         update = Update.de_json(raw, bot)
-    except Exception as exc:  # a malformed update must not stall the ones after it
-        log.warning("skipped unreadable update %s: %s", raw.get("update_id"), exc)
+        if update.callback_query is not None:
+            return _press(update)
+        if update.message is not None:
+            return _message(update.message, me)
         return None
-    if update.callback_query is not None:
-        return _press(update)
-    if update.message is not None:
-        return _message(update.message, me)
-    return None
+    except Exception as exc:  # a malformed update must not stall the ones after it
+        return Unreadable.of(raw, exc)
 
 
 def _press(update: Update) -> Press | None:
@@ -73,6 +99,8 @@ def _press(update: Update) -> Press | None:
 
 def _message(message: Message, me: User) -> IncomingMessage | None:
     text = message.text if message.text is not None else message.caption
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"its text is a {type(text).__name__}")
     sender = message.from_user
     if not text or sender is None or sender.is_bot:
         return None

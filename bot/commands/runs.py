@@ -1,4 +1,8 @@
-"""`frontdesk runs [RUN_ID]`: list recent runs, or show one run's events as a timeline."""
+"""`frontdesk runs [RUN_ID]`: list recent runs, or show one run's events as a timeline.
+
+The list ends with what failed for good and is never retried: inbox messages that could not
+be read, outbox parts the platform refused (a short section, only when there are any).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ import json
 import sys
 from typing import Any
 
+import sqlitedb
+from bot.inbox import Failure, Ledger
 from bot.settings import Settings
 from graphs.flows import flow_view, matrix_text
 from graphs.runs import RunInfo, RunStore
@@ -29,9 +35,29 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             print("No runs yet.")
         for run in runs:
             print(list_line(run))
+        print_failures(settings)
         return 0
     finally:
         store.close()
+
+
+def print_failures(settings: Settings) -> None:
+    """The messages and parts that failed for good, newest first."""
+    conn = sqlitedb.connect(settings.database)
+    try:
+        failures = Ledger(conn).failures(limit=10)
+    finally:
+        conn.close()
+    if failures:
+        print("\nfailed for good (not retried):")
+    for failure in failures:
+        print(failure_line(failure))
+
+
+def failure_line(failure: Failure) -> str:
+    """kind, platform/chat, which item, when, and why, on one line."""
+    return (f"  {failure.kind:<7} {failure.platform}/{failure.chat_id} {failure.item}  "
+            f"{_clock(failure.at)}  {failure.error}")
 
 
 def list_line(run: RunInfo) -> str:

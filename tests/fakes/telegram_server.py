@@ -14,7 +14,10 @@ It speaks the wire protocol of the real API: ``/bot<token>/<method>``, parameter
 string, a JSON body or a form (python-telegram-bot posts a form whose non-string values are
 JSON-encoded), answers ``{"ok": true, "result": ...}`` or Telegram's error answers. HTML
 ``parse_mode`` is parsed the way Telegram's parser does (allowed tags only, balanced, ``<``
-escaped), and text over 4,096 UTF-16 code units after parsing is refused.
+escaped), and text over 4,096 UTF-16 code units after parsing is refused. A group can be
+upgraded to a supergroup (``migrate_chat``: sends to the old id get Telegram's 400 with
+``migrate_to_chat_id``), and ``push_broken_mention`` queues the malformed group messages a
+stranger can send (a lone surrogate, an entity offset inside a surrogate pair).
 """
 
 from __future__ import annotations
@@ -66,6 +69,14 @@ class ApiCall:
     error_code: int | None
 
 
+class _Migrated(ApiError):
+    """Telegram's answer to a send to a group that became a supergroup."""
+
+    def __init__(self, new_chat_id: int) -> None:
+        super().__init__(400, "Bad Request: group chat was upgraded to a supergroup chat")
+        self.new_chat_id = new_chat_id
+
+
 @dataclass
 class _ScriptedError:
     method: str
@@ -101,6 +112,9 @@ class FakeTelegramServer(LoopbackServer):
         self._open_queries: dict[str, JSON] = {}
         self._query_ids = itertools.count(1)
         self._scripted: list[_ScriptedError] = []
+        self._migrated: dict[int, int] = {}  # old group id -> its supergroup's id
+        self._held_answers: set[int] = set()  # chats whose sendMessage answers wait
+        self.answers_held: list[int] = []  # message ids accepted but not yet answered
         self._poll_generation = 0
 
     @property
@@ -143,6 +157,38 @@ class FakeTelegramServer(LoopbackServer):
                 message["reply_to_message"] = self._messages[(chat_id, reply_to)]
             self._messages[(chat_id, message["message_id"])] = message
             return self._queue({"message": message})
+
+    def migrate_chat(self, chat_id: int, new_chat_id: int) -> JSON:
+        """Upgrade a group to a supergroup with a new id; the old id refuses sends from now."""
+        with self._lock:
+            self._chats.pop(chat_id, None)
+            self._migrated[chat_id] = new_chat_id
+            return self.add_chat(new_chat_id, "supergroup")
+
+    def push_broken_mention(self, chat_id: int, user_id: int, how: str) -> JSON:
+        """Queue a group message mentioning the bot that Telegram's clients can produce but
+        UTF-16 cannot read: ``how`` is "lone_surrogate" (half an emoji in the text) or
+        "split_pair" (the mention's offset falls inside an emoji's surrogate pair)."""
+        mention = f"@{self.bot_user['username']}"
+        if how == "lone_surrogate":
+            text = f"\ud83d {mention} hello"
+            entities = [{"type": "mention", "offset": 2, "length": len(mention)}]
+        elif how == "split_pair":
+            text = f"\U0001f600{mention} hello"
+            entities = [{"type": "mention", "offset": 1, "length": len(mention)}]
+        else:
+            raise ValueError(f"no such broken mention: {how!r}")
+        return self.push_message(chat_id, user_id, text, chat_type="group", entities=entities)
+
+    def hold_answers(self, chat_id: int) -> None:
+        """Accept sendMessage to a chat but hold the answer (the bot can be killed between)."""
+        with self._lock:
+            self._held_answers.add(chat_id)
+
+    def release_answers(self, chat_id: int) -> None:
+        with self._lock:
+            self._held_answers.discard(chat_id)
+            self._notify()
 
     def push_callback(self, user_id: int, message_id: int, data: str,
                       chat_id: int | None = None) -> str:
@@ -235,6 +281,9 @@ class FakeTelegramServer(LoopbackServer):
                     raise scripted.error
 
     def _chat(self, params: JSON) -> JSON:
+        moved = self._migrated.get(params.get("chat_id"))  # type: ignore[arg-type]
+        if moved is not None:
+            raise _Migrated(moved)
         chat = self._chats.get(params.get("chat_id"))  # type: ignore[arg-type]
         if chat is None:
             raise ApiError(400, "Bad Request: chat not found")
@@ -319,7 +368,14 @@ class FakeTelegramServer(LoopbackServer):
             self.sent.setdefault(chat["id"], []).append(SentMessage(
                 chat["id"], message["message_id"], text, str(params["text"]),
                 params.get("parse_mode"), entities, message.get("reply_markup")))
-            return message
+            held = chat["id"] in self._held_answers
+            if held:
+                self.answers_held.append(message["message_id"])
+                self._notify()
+        if held:  # accepted: only the answer waits
+            await self.wait_for(lambda: chat["id"] not in self._held_answers or self._closing,
+                                60)
+        return message
 
     def _edit(self, message: JSON, text: str, raw: str, params: JSON,
               entities: list[JSON]) -> JSON:
@@ -423,4 +479,6 @@ def _answer(error: ApiError) -> web.Response:
     body: JSON = {"ok": False, "error_code": error.code, "description": error.description}
     if error.retry_after is not None:
         body["parameters"] = {"retry_after": error.retry_after}
+    if isinstance(error, _Migrated):
+        body["parameters"] = {"migrate_to_chat_id": error.new_chat_id}
     return web.json_response(body, status=error.code)

@@ -101,3 +101,18 @@ async def test_many_chats_at_once_each_in_order_none_lost_none_doubled(
         answered = [text.split(": ", 1)[1] for text in harness.adapter.to(f"chat-{chat}")]
         assert answered == [f"hi number {n}" for n in range(4)]
     assert len(harness.adapter.sent) == 80
+
+
+async def test_an_unreadable_record_is_marked_failed_and_recovery_goes_on(
+        make_harness: HarnessFactory) -> None:
+    before = await make_harness()
+    ledger = before.services.ledger
+    bad = {**before.message("x", message_id="8").to_json(), "text": ["a", "list"]}
+    assert ledger.record("telegram", OWNER, "8", OWNER, bad)
+    assert ledger.record("telegram", OWNER, "9", OWNER,
+                         before.message("hi there!", message_id="9").to_json())
+    after = await make_harness()  # attach did not raise
+    assert after.adapter.sent == [(OWNER, "quick: hi there!")]
+    assert after.services.ledger.status("telegram", OWNER, "8") == "failed"
+    [failure] = after.services.ledger.failures()
+    assert (failure.kind, failure.item) == ("message", "8") and "list" in failure.error

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.gateway import Gateway
+from bot.messages import Button, ChatMoved, Undeliverable
 from bot.models import Models
 from bot.services import Services, caller_from_sender
 from bot.tools import Caller
@@ -76,3 +77,30 @@ async def test_replies_and_notices_of_one_run_leave_through_one_outbox(
     assert [chat for chat, _ in h.adapter.sent] == [OWNER_CHAT, GUEST]
     keys = [part.reply_key for part in h.services.ledger.parts("telegram", GUEST, "g1")]
     assert keys == ["g1"] and h.services.ledger.unsent("telegram") == []
+
+
+class RefusingAdapter(RecordingAdapter):
+    """Refuses one chat for good and says another has moved."""
+
+    async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
+                   key: str | None = None) -> str:
+        if chat_id == "blocked":
+            raise Undeliverable("bot was blocked by the user")
+        if chat_id == "old-group":
+            raise ChatMoved("supergroup")
+        return await super().send(chat_id, text, buttons, key=key)
+
+
+async def test_a_refused_part_is_marked_failed_and_a_moved_chat_is_followed(home: Path) -> None:
+    services = services_in(home)
+    for chat, key in (("blocked", "k1"), ("old-group", "k2"), (GUEST, "k3")):
+        services.ledger.enqueue("telegram", chat, key, [f"for {chat}"])
+    adapter = RefusingAdapter()
+    services.outbox.register(adapter)
+    await services.outbox.flush("telegram")  # never raises for one bad chat
+    assert adapter.sent == [("supergroup", "for old-group"), (GUEST, f"for {GUEST}")]
+    assert services.ledger.unsent("telegram") == []
+    [failure] = services.ledger.failures()
+    assert (failure.kind, failure.chat_id) == ("part", "blocked")
+    await services.outbox.deliver("telegram", "old-group", "k4", "later")  # remembered
+    assert adapter.sent[-1] == ("supergroup", "later")

@@ -10,7 +10,7 @@ import telegram
 from telegram.error import RetryAfter
 
 from bot.adapters.telegram import retry_after_seconds
-from bot.adapters.telegram_updates import Press, parse_update
+from bot.adapters.telegram_updates import Press, Unreadable, parse_update
 from bot.adapters.telegram_webhook import WebhookConfig
 from bot.messages import IncomingMessage
 
@@ -37,7 +37,7 @@ def mention(text: str, word: str, kind: str = "mention") -> list[dict[str, Any]]
     return [{"type": kind, "offset": text.index(word), "length": len(word)}]
 
 
-def read(raw: dict[str, Any]) -> IncomingMessage | Press | None:
+def read(raw: dict[str, Any]) -> IncomingMessage | Press | Unreadable | None:
     return parse_update(raw, BOT, ME)
 
 
@@ -71,8 +71,13 @@ def test_in_a_group_only_what_is_addressed_to_the_bot_is_read(raw: dict[str, Any
         assert not msg.is_private
 
 
-def test_a_malformed_update_is_skipped_not_raised() -> None:
-    assert read({"update_id": 3, "message": {"message_id": "x", "chat": 1}}) is None
+def test_a_malformed_update_is_reported_not_raised() -> None:
+    unreadable = read({"update_id": 3, "message": {"message_id": "x", "chat": 1}})
+    assert isinstance(unreadable, Unreadable)
+    assert (unreadable.update_id, unreadable.chat_id, unreadable.message_id) == (3, "?", "x")
+    caption = {**update("x", chat_type="private")["message"], "caption": ["a", "list"]}
+    del caption["text"]
+    assert isinstance(read({"update_id": 5, "message": caption}), Unreadable)
     assert read({"update_id": 4, "edited_message": update("x")["message"]}) is None
 
 
