@@ -60,6 +60,7 @@ class Gateway:
         self.outbox = services.outbox  # the one the owner notifier sends through too
         self.commands = CommandHandler(services.memory)
         self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
 
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
@@ -67,28 +68,55 @@ class Gateway:
         prune(self.s.settings.traces_dir, self.s.settings.trace_days)  # and at every start
         await self.s.runs.recover()
         await self.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
+        await self.s.notifier.resume()  # urgent messages held back by the hourly limit
         await self.expire()
 
-    async def attach(self, adapter: Adapter, *, recover: bool = True) -> None:
+    async def attach(self, adapter: Adapter, *, recover: bool = True,
+                     background: bool = False) -> None:
         """Start serving a platform: send what the outbox still owes, answer what's open.
 
-        Each message on its own: one whose record cannot be read is marked failed, one whose
-        answer fails is logged and stays open for the next start; the others go on.
+        The backlog is answered per chat, the chats at once, each in its own order; a chat's
+        backlog holds that chat's lock from the start, so a new message there waits for it
+        and nowhere else. ``background``: return once every chat's backlog holds its lock
+        (an adapter then polls at once), else once the backlog is answered. Each message on
+        its own: one whose record cannot be read is marked failed, one whose answer fails is
+        logged and stays open for the next start; the others go on.
         """
         self.outbox.register(adapter)
         await self.outbox.flush(adapter.platform)
-        if recover:
-            for item in self.s.ledger.open_messages(adapter.platform):
+        if not recover:
+            return
+        backlog: dict[tuple[str, str], list[IncomingMessage]] = {}
+        for item in self.s.ledger.open_messages(adapter.platform):
+            try:
+                msg = IncomingMessage.from_record(item.payload)
+            except ValueError as unreadable:
+                log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
+                            item.platform, item.chat_id, item.message_id, unreadable)
+                self.s.ledger.fail(item.platform, item.chat_id, item.message_id,
+                                   f"unreadable: {unreadable}")
+                continue
+            backlog.setdefault((msg.platform, msg.chat_id), []).append(msg)
+        locked = [asyncio.Event() for _ in backlog]
+        chats = [asyncio.create_task(self._recover_chat(chat, messages, held))
+                 for (chat, messages), held in zip(backlog.items(), locked, strict=True)]
+        self._recovering.update(chats)
+        for task in chats:
+            task.add_done_callback(self._recovering.discard)
+        if background:
+            for held in locked:
+                await held.wait()
+        else:
+            await asyncio.gather(*chats)
+
+    async def _recover_chat(self, chat: tuple[str, str], messages: list[IncomingMessage],
+                            locked: asyncio.Event) -> None:
+        """One chat's backlog, in order, under the chat's lock from first to last."""
+        async with self._chat_locks.setdefault(chat, asyncio.Lock()):
+            locked.set()
+            for msg in messages:
                 try:
-                    msg = IncomingMessage.from_record(item.payload)
-                except ValueError as unreadable:
-                    log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
-                                item.platform, item.chat_id, item.message_id, unreadable)
-                    self.s.ledger.fail(item.platform, item.chat_id, item.message_id,
-                                       f"unreadable: {unreadable}")
-                    continue
-                try:
-                    await self._process(msg, self.access(msg) == "owner")
+                    await self._answer_locked(msg, self.access(msg) == "owner")
                 except Exception:
                     log.exception("recovering message %s/%s failed; it stays open",
                                   msg.platform, msg.message_id)
@@ -132,22 +160,25 @@ class Gateway:
         return await self._process(msg, accepted.is_owner)
 
     async def _process(self, msg: IncomingMessage, is_owner: bool) -> Reply:
+        async with self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock()):
+            return await self._answer_locked(msg, is_owner)
+
+    async def _answer_locked(self, msg: IncomingMessage, is_owner: bool) -> Reply:
+        """Answer a message (its chat's lock held): deliver, record, keep the history."""
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
-        lock = self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock())
-        async with lock:
-            deadline = asyncio.timeout(self.s.settings.answer_deadline)
-            try:
-                async with deadline:
-                    reply = await self._answer(msg, is_owner)
-            except Exception as exc:
-                reply = self._failed(msg, exc, deadline.expired())
-            await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
-                                      reply.buttons)
-            status = "failed" if reply.route == "failed" else "answered"
-            self.s.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
-            if reply.route not in {"command", "failed"}:
-                self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
-            return reply
+        deadline = asyncio.timeout(self.s.settings.answer_deadline)
+        try:
+            async with deadline:
+                reply = await self._answer(msg, is_owner)
+        except Exception as exc:
+            reply = self._failed(msg, exc, deadline.expired())
+        await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
+                                  reply.buttons)
+        status = "failed" if reply.route == "failed" else "answered"
+        self.s.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
+        if reply.route not in {"command", "failed"}:
+            self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
+        return reply
 
     def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
         """The visible answer to a message whose work failed, or ran past its deadline (then

@@ -252,7 +252,7 @@ class DiscordAdapter(discord.Client):
     async def _start_serving(self, first: bool) -> None:
         try:
             if first:
-                await self.gateway.attach(self)
+                await self.gateway.attach(self, background=True)
                 self.serving.set()
                 self._spawn(self._sync_commands())
             count = await self.catch_up()

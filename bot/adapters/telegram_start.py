@@ -89,7 +89,7 @@ async def run_telegram(gateway: Gateway, ledger: Ledger, settings: Settings,
         adapter = TelegramAdapter(bot, gateway, settings.telegram_owner_id)
         intake = Intake(bot, me, gateway, adapter, ledger)
         await register_commands(bot)
-        await gateway.attach(adapter)
+        await gateway.attach(adapter, background=True)
         await intake.replay_presses()
         try:
             if webhook is not None:
