@@ -1,5 +1,5 @@
-"""The chat commands every adapter shares (/start, /help, /notes, /forget, /cancel, and the
-workflow commands of ``bot.workflow_commands``: /draft, /brief).
+"""The chat commands every adapter shares (/start, /help, /notes, /forget, /cancel, /reminders,
+and the workflow commands of ``bot.workflow_commands``: /draft, /brief).
 
 The gateway calls ``parse`` on each message and, for a command, ``CommandHandler.handle``;
 adapters only register the list in ``COMMANDS`` with their platform's command menu.
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.reminders import Reminders
 from bot.workflow_commands import WORKFLOW_COMMANDS
 from memory.notes import Memory
 
@@ -19,6 +20,7 @@ PLAIN_COMMANDS: list[tuple[str, str, str]] = [
     ("notes", "your recent notes", ""),
     ("forget", "delete a note: /forget ID", "ID"),
     ("cancel", "cancel this chat's waiting run", ""),
+    ("reminders", "this chat's reminders; /reminders cancel ID", ""),
 ]
 
 COMMANDS: list[tuple[str, str]] = [
@@ -49,6 +51,7 @@ def commands_line() -> str:
 
 HELP_TEXT = """I'm Frontdesk, a front-desk assistant. Write to me in plain words:
 - "remember that …" saves a note; ask me about it later;
+- "remind me at 17:00 to …" or "every Monday at 9 remind me to …" sets a reminder;
 - ask about today's agenda or your schedule;
 - anything urgent is passed on to the owner at once.
 """ + commands_line()
@@ -82,11 +85,16 @@ CancelFn = Callable[[], Awaitable[str]]
 class CommandHandler:
     """Answers the commands that need no workflow: help, notes, forget, cancel."""
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, reminders: Reminders | None = None) -> None:
         self.memory = memory
+        self.reminders = reminders
 
-    async def handle(self, command: Command, scope: str, cancel: CancelFn) -> str | None:
-        """The reply to a command, or None when the gateway must handle it (a workflow)."""
+    async def handle(self, command: Command, scope: str, cancel: CancelFn, *,
+                     where: tuple[str, str] = ("", ""), is_owner: bool = False) -> str | None:
+        """The reply to a command, or None when the gateway must handle it (a workflow).
+
+        ``where``: the (platform, chat) it was sent in; ``is_owner``: sent by the bot's owner.
+        """
         if command.name == "start":
             return START_TEXT
         if command.name == "help":
@@ -97,6 +105,8 @@ class CommandHandler:
             return self._forget(scope, command.argument)
         if command.name == "cancel":
             return await cancel()
+        if command.name == "reminders" and self.reminders is not None:
+            return reminders_reply(self.reminders, command.argument, scope, where, is_owner)
         if command.name in WORKFLOW_COMMANDS:
             return None
         return f"I don't know the command /{command.name[:32]}. Try /help."
@@ -115,6 +125,27 @@ class CommandHandler:
         if self.memory.forget(scope, int(raw)):
             return f"Forgotten note #{raw}."
         return f"You have no note #{raw}."
+
+
+def reminders_reply(reminders: Reminders, argument: str, scope: str, where: tuple[str, str],
+                    is_owner: bool) -> str:
+    """/reminders: this chat's pending ones, one a line; /reminders cancel ID."""
+    action, _, raw = argument.partition(" ")
+    if action.lower() == "cancel":
+        raw = raw.strip().lstrip("#")
+        if not raw.isdigit() or len(raw) > 18:
+            return "Tell me which one: /reminders cancel ID (the number /reminders shows)."
+        if reminders.cancel(int(raw), scope, is_owner):
+            return f"Cancelled reminder {raw}."
+        return f"You have no pending reminder {raw}."
+    if action:
+        return "Use /reminders to list this chat's reminders, /reminders cancel ID to cancel one."
+    pending = reminders.pending(*where)
+    if not pending:
+        return "No reminders are pending in this chat. Say \"remind me at 17:00 to …\" to set one."
+    lines = [f"{r.id} {r.due:%a} {r.due.day} {r.due:%b} {r.due:%H:%M} {_one_line(r.text)}"
+             + (" (repeats)" if r.rrule else "") for r in pending]
+    return "Pending reminders:\n" + "\n".join(lines)
 
 
 def _one_line(text: str, limit: int = 80) -> str:

@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     runs = sub.add_parser("runs", help="list recent runs, or show one run's trace")
     runs.add_argument("run_id", nargs="?", metavar="RUN_ID")
 
+    reminders = sub.add_parser("reminders", help="list every pending reminder, or cancel one")
+    reminders.add_argument("action", nargs="?", choices=["cancel"], metavar="cancel")
+    reminders.add_argument("id", nargs="?", metavar="ID")
+
     graph = sub.add_parser("graph", help="print a workflow's graph")
     graph.add_argument("name", metavar="NAME")
     graph.add_argument("--mermaid", action="store_true", help="as a Mermaid diagram (default)")

@@ -58,7 +58,7 @@ class Gateway:
     def __init__(self, services: Services) -> None:
         self.s = services
         self.outbox = services.outbox  # the one the owner notifier sends through too
-        self.commands = CommandHandler(services.memory)
+        self.commands = CommandHandler(services.memory, services.reminders)
         self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
 
@@ -235,7 +235,8 @@ class Gateway:
         if started is not None:
             return await self._workflow_command(msg, started, command.argument, is_owner)
         text = await self.commands.handle(command, self._scope(msg, is_owner),
-                                          lambda: self._cancel(msg, is_owner))
+                                          lambda: self._cancel(msg, is_owner),
+                                          where=(msg.platform, msg.chat_id), is_owner=is_owner)
         return Reply(text or "", "command")
 
     async def _workflow_command(self, msg: IncomingMessage, command: WorkflowCommand,

@@ -15,12 +15,20 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from bot.agent import run_loop
-from bot.assistant_tools import build_fact_tools, build_tools, build_writing_tools, read_agenda
+from bot.assistant_tools import (
+    build_fact_tools,
+    build_tools,
+    build_writing_tools,
+    read_agenda,
+    reminder_tool,
+)
 from bot.calendar import Calendar, CalendarError, machine_zone, zone_named
 from bot.inbox import Ledger
 from bot.models import Models, build_models, classify_offline
 from bot.notifier import OwnerNotifier
 from bot.outbox import Outbox
+from bot.reminders import Reminders
+from bot.scheduler import Scheduler, SchedulerDeps, build_scheduler
 from bot.settings import Settings
 from bot.tools import Caller, ToolRegistry
 from bot.workflow_commands import briefing_input
@@ -107,6 +115,8 @@ class Services:
     workflows: dict[str, AnyWorkflow] = field(init=False)  # by name
     waits: Waits = field(init=False)
     runs: Runs = field(init=False)  # the durable rules over ``store`` and the workflows
+    reminders: Reminders = field(init=False)
+    scheduler: Scheduler = field(init=False)  # fires reminders; ``frontdesk run`` starts it
 
     def __post_init__(self) -> None:
         self.triage = triage.build(triage.TriageDeps(
@@ -132,6 +142,15 @@ class Services:
         for graph in (self.triage, self.loop_graph, self.content):
             self.runs.register(graph)
         self.runs.register(self.brief)
+        self.reminders = Reminders(connect(self.settings.database))
+        if "set_reminder" not in self.tools.names():
+            self.tools.register(reminder_tool(self.reminders, self.owner_zone))
+        self.scheduler = build_scheduler(SchedulerDeps(
+            reminders=self.reminders, runs=self.runs, deliver=self.outbox.deliver,
+            queued=lambda *where: bool(self.ledger.parts(*where)), owner_chat=self.owner_chat,
+            loop=run_loop, model=self.models.big, tools=self.tools, system=self.prompts["loop"],
+            calendar=self.calendar, remind_before_min=self.settings.remind_before,
+            zone=self.owner_zone(), owner_platform=lambda: self.notifier.targets("")[0]))
 
     @classmethod
     def from_settings(cls, settings: Settings, *, models: Models | None = None) -> Services:
@@ -189,6 +208,11 @@ class Services:
     def brief_input(self, platform: str, chat_id: str) -> dict[str, Any]:
         """The briefing's input: today in the owner's zone, the owner as sender."""
         return briefing_input(self.today(), platform, chat_id)
+
+    async def owner_chat(self) -> tuple[str, str]:
+        """The owner's platform and direct chat, as the notifier reaches them."""
+        platform = self.notifier.targets("")[0]
+        return platform, await self.notifier.owner_chat(platform)
 
     async def notify_from_sender(self, sender: dict[str, Any], text: str) -> str:
         """triage's notify_now: the sender dict becomes a caller."""

@@ -61,6 +61,7 @@ class Settings:
     notify: str | None = None
     dashboard_port: int | None = None
     brief_at: str | None = None
+    remind_before: float | None = None  # minutes before an event its notice is sent
     draft_max_words: int = 300
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
@@ -103,6 +104,9 @@ class Settings:
             notify=get("FRONTDESK_NOTIFY"),
             dashboard_port=int(port) if port else None,
             brief_at=get("FRONTDESK_BRIEF_AT"),
+            remind_before=(_seconds("FRONTDESK_REMIND_BEFORE", get("FRONTDESK_REMIND_BEFORE"),
+                                    0.0, "minutes", "15")
+                           if get("FRONTDESK_REMIND_BEFORE") else None),
             draft_max_words=int(get("FRONTDESK_DRAFT_MAX_WORDS") or 300),
             anthropic_api_key=get("ANTHROPIC_API_KEY"),
             anthropic_base_url=get("ANTHROPIC_BASE_URL"),

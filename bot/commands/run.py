@@ -65,7 +65,8 @@ async def serve(settings: Settings) -> int:
         from bot.adapters.console import run_console
 
         jobs.append(run_console(gateway))
-    background = [asyncio.create_task(expire_forever(gateway))]
+    background = [asyncio.create_task(expire_forever(gateway)),
+                  asyncio.create_task(services.scheduler.run())]  # reminders
     if settings.brief_at:
         background.append(asyncio.create_task(brief_daily(gateway, services)))
     tasks = [asyncio.ensure_future(_stop_reason(job)) for job in jobs]

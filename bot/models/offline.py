@@ -26,6 +26,7 @@ from bot.models.base import (
     resolve_observer,
 )
 from bot.models.intent_rules import intent_of, is_question, is_urgent, social_kind
+from bot.reminder_phrases import tool_arguments as reminder_arguments
 from graphs.protocols import parse_json_object
 
 OFFLINE_TAG = "(offline mode)"
@@ -82,6 +83,11 @@ def agent_step(messages: Sequence[Message],
     offered = {tool.name for tool in tools or []}
     text = last_user_text(messages).strip()
     call_id = f"offline_{sum(1 for m in messages if m.role == 'assistant') + 1}"
+    reminder = reminder_arguments(text) if "set_reminder" in offered else None
+    if isinstance(reminder, str):  # a reminder phrase we cannot read: ask, do not guess
+        return reminder, []
+    if reminder is not None:
+        return "Setting a reminder.", [ToolCall(call_id, "set_reminder", reminder)]
     remember = REMEMBER.match(text)
     if remember and not text.endswith("?") and "remember" in offered:
         return "Saving that note.", [ToolCall(call_id, "remember",
