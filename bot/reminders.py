@@ -163,7 +163,8 @@ class Reminders:
         first = local
         if rrule is not None:
             rrule = check_rrule(rrule)
-            found = occurrence_after(rrule, local, zone, max(local, now), inclusive=True)
+            found = occurrence_after(rrule, local, zone, max(local, now),
+                                     inclusive=local > now)  # never now itself
             if found is None:
                 raise ReminderError("That recurrence has no occurrence left.")
             first = found

@@ -1,0 +1,40 @@
+"""The timer on the real clock: asleep with nothing due, woken by a new reminder, on time."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime
+from pathlib import Path
+
+from bot.gateway import Gateway
+from bot.models import Models
+from bot.models.offline import OfflineModel
+from bot.services import Services
+from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
+
+
+async def test_a_reminder_set_while_idle_fires_within_two_seconds(tmp_path: Path) -> None:
+    services = Services.from_settings(
+        make_settings(tmp_path / "home", FRONTDESK_TIMEZONE="Europe/Berlin"),
+        models=Models(small=OfflineModel(role="small"), big=OfflineModel(role="big")))
+    gateway = Gateway(services)
+    await gateway.start()
+    adapter = RecordingAdapter()
+    await gateway.attach(adapter)
+    scheduler = services.scheduler
+    assert scheduler.delay() is None  # nothing due: no time-out, only a poke wakes it
+    timer = asyncio.create_task(scheduler.run())
+    try:
+        await asyncio.sleep(0)  # let the timer reach its wait
+        zone = services.owner_zone()
+        due = time.time() + 1.0
+        services.reminders.add("owner", "telegram", OWNER, "stretch",
+                               datetime.fromtimestamp(due, zone), zone=zone)
+        await asyncio.wait_for(adapter.changed.wait(), 10)
+        late_by = time.time() - due
+        assert adapter.to(OWNER) == ["⏰ Reminder: stretch"]
+        assert 0 <= late_by < 2.0, late_by
+        assert scheduler.delay() is None  # done: asleep again
+    finally:
+        timer.cancel()
