@@ -27,6 +27,7 @@ import hashlib
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
@@ -173,7 +174,7 @@ class Scheduler:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._retry_at: dict[tuple[int, float], float] = {}  # (id, due_at) -> retry time
         self._calendar_at = 0.0  # when the calendar is read next
-        self.fired: list[tuple[Reminder, float]] = []  # (occurrence, fired at), for figures
+        self.fired: deque[tuple[Reminder, float]] = deque(maxlen=100)  # (occurrence, at)
         deps.reminders.listeners.append(self.poke)
 
     def poke(self) -> None:
