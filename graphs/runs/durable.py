@@ -49,7 +49,7 @@ class Runs:
         found = self._named(workflow) if isinstance(workflow, str) else self.register(workflow)
         result = await found.start(self.store, input, run_id=run_id, meta=meta,
                                    observer=observer)
-        if result.status == "waiting" and result.run_id and self.store.with_untaken_answers(
+        if result.status == "waiting" and result.run_id and self.store.untaken(
                 result.run_id):  # answered while another branch still ran: take it up now
             return await self._continue(result.run_id, observer, ("waiting",))
         return result
@@ -151,6 +151,6 @@ class Runs:
         result = await self._named(record.workflow).proceed(self.store, record, observer)
         given = {wait.key for wait in record.answers.values()}
         if result.status == "waiting" and any(  # an answer came in while it ran: take it up
-                wait.key not in given for wait in self.store.record(run_id).answers.values()):
+                wait.key not in given for wait in self.store.untaken(run_id)):
             return await self._continue(run_id, observer, ("waiting",))
         return result

@@ -71,8 +71,7 @@ class RunReading:
         waits = {w.key: w for w in self.waits(None, run_id)}
         waiting = {node: waits[key] for node, key in frontier.get("waiting", {}).items()
                    if key in waits}
-        answers = {w.node: w for w in waits.values()
-                   if w.status in ("answered", "expired") and not w.taken}
+        answers = {w.node: w for w in waits.values() if _untaken(w)}
         return RunRecord(run_id, workflow, cast(RunStatus, status), json.loads(input_json),
                          json.loads(meta_json), int(max_steps), state,
                          list(frontier.get("ready", [])), waiting,
@@ -86,13 +85,16 @@ class RunReading:
             chosen.update(json.loads(data).get("steps", []))
         return chosen
 
-    def with_untaken_answers(self, run_id: str | None = None) -> list[str]:
-        """Waiting runs (of all, or just ``run_id``) holding an answer they have not used:
-        one given while the run still ran."""
-        return [found for (found,) in self.conn.execute(
+    def untaken(self, run_id: str) -> list[WaitInfo]:
+        """The run's answered (or expired) waits that it has not used yet."""
+        return [wait for wait in self.waits(None, run_id) if _untaken(wait)]
+
+    def with_untaken_answers(self) -> list[str]:
+        """Waiting runs holding an answer they have not used (given while they still ran)."""
+        return [run_id for (run_id,) in self.conn.execute(
             "SELECT DISTINCT w.run_id FROM run_waits w JOIN runs r ON r.id = w.run_id"
             " WHERE r.status = 'waiting' AND w.status IN ('answered', 'expired')"
-            " AND w.taken_at IS NULL AND (? IS NULL OR w.run_id = ?)", (run_id, run_id))]
+            " AND w.taken_at IS NULL")]
 
     def last_run(self, workflow: str) -> RunInfo | None:
         """The most recent run of ``workflow``."""
@@ -174,3 +176,7 @@ class RunReading:
                         None if r[5] is None else json.loads(r[5]), r[6], r[7], r[8], r[9],
                         r[10], r[11], r[12])
                 for r in self.conn.execute(_STEP_COLUMNS + where, args)]
+
+
+def _untaken(wait: WaitInfo) -> bool:
+    return wait.status in ("answered", "expired") and not wait.taken
