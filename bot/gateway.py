@@ -180,6 +180,11 @@ class Gateway:
             self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
         return reply
 
+    def _open_wait(self, msg: IncomingMessage) -> WaitInfo | None:
+        """The oldest open question of a run started from this message's chat, if any."""
+        found = self.s.store.waits_of_chat(msg.platform, msg.chat_id)
+        return found[0] if found else None
+
     def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
         """The visible answer to a message whose work failed, or ran past its deadline (then
         its run ends as failed with reason ``deadline`` and the chat is free again)."""
@@ -198,7 +203,7 @@ class Gateway:
         command = parse(msg.text)
         if command is not None:
             return await self._command(msg, command, is_owner)
-        waiting = self.s.waits.for_chat(msg.platform, msg.chat_id) if is_owner else None
+        waiting = self._open_wait(msg) if is_owner else None
         answer = match_option(waiting, msg.text) if waiting is not None else None
         if waiting is not None and answer is not None:
             return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
@@ -271,7 +276,7 @@ class Gateway:
     async def _cancel(self, msg: IncomingMessage, is_owner: bool) -> str:
         if not is_owner:  # the waiting runs are the owner's (a group chat has guests too)
             return NOT_OWNER
-        waiting = self.s.waits.for_chat(msg.platform, msg.chat_id)
+        waiting = self._open_wait(msg)
         if waiting is None:
             return "Nothing is waiting in this chat."
         self.s.runs.cancel(waiting.run_id, by="owner")

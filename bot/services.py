@@ -69,18 +69,6 @@ class Access:
         return None
 
 
-@dataclass
-class Waits:
-    """A chat's open question, found through the run store's waits and their run meta."""
-
-    store: RunStore
-
-    def for_chat(self, platform: str, chat_id: str) -> WaitInfo | None:
-        """The oldest open wait of a run started from this chat, if any."""
-        found = self.store.waits_of_chat(platform, chat_id)
-        return found[0] if found else None
-
-
 def match_option(wait: WaitInfo, text: str) -> str | None:
     """The option a typed answer means (its label or number), the text for a free-text wait,
     None when a text does not answer a multiple-choice question."""
@@ -113,7 +101,6 @@ class Services:
     content: Graph = field(init=False)
     brief: Workflow = field(init=False)
     workflows: dict[str, AnyWorkflow] = field(init=False)  # by name
-    waits: Waits = field(init=False)
     runs: Runs = field(init=False)  # the durable rules over ``store`` and the workflows
     reminders: Reminders = field(init=False)
     scheduler: Scheduler = field(init=False)  # fires reminders; ``frontdesk run`` starts it
@@ -137,7 +124,6 @@ class Services:
             read_agenda=self.agenda_for, save_note=self.memory.add, prompts=self.prompts))
         self.workflows = {w.name: w for w in (self.triage, self.loop_graph, self.content,
                                                 self.brief)}
-        self.waits = Waits(self.store)
         self.runs = Runs(self.store)
         for graph in (self.triage, self.loop_graph, self.content):
             self.runs.register(graph)
