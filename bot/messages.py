@@ -10,8 +10,19 @@ Nothing here imports a chat library.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Protocol
+
+# Every character a renderer (ours for Telegram, Discord's own) could read as Markdown; a
+# backslash before one shows it as typed.
+MARKUP_CHARS = "\\`*_{}[]()#+-.!|~<>@"
+_MARKUP = re.compile("([" + re.escape(MARKUP_CHARS) + "])")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash every character that Markdown could read as markup: shown as typed."""
+    return _MARKUP.sub(r"\\\1", text)
 
 
 class Undeliverable(Exception):

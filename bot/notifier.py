@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
+from bot.messages import escape_markdown
 from bot.outbox import Outbox
 from bot.settings import Settings
 from bot.tools import Caller
@@ -42,8 +43,6 @@ SENT = "I've passed your message on to the owner right away; they'll get back to
 HELD = ("I've passed your message on to the owner. You have sent several this hour, so it "
         "reaches them together with the others within the hour.")
 
-# Every character either renderer (ours for Telegram, Discord's own) could read as markup.
-_MARKUP = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~@])")
 # Line breaks other than \n, and the controls that reorder what is shown (bidi overrides).
 _BREAKS = re.compile("\r\n|[\r\u2028\u2029\x85\x0b\x0c]")
 _HIDDEN = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -60,11 +59,6 @@ def one_line(text: str, limit: int = NAME_CHARS) -> str:
     """A name as one short line: whitespace runs become one space."""
     line = " ".join(clean(text).split())
     return line if len(line) <= limit else line[:limit - 1] + "…"
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash every character that Markdown could read as markup: shown as typed."""
-    return _MARKUP.sub(r"\\\1", text)
 
 
 @dataclass(frozen=True)

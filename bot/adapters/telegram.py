@@ -30,7 +30,8 @@ from telegram.error import (
     TelegramError,
 )
 
-from bot.adapters.telegram_format import escape_html, html_to_plain, split_reply
+from bot.adapters.telegram_format import split_reply
+from bot.adapters.telegram_markdown import escape_html, html_to_plain
 from bot.adapters.telegram_updates import PLATFORM, Press
 from bot.gateway import Gateway
 from bot.messages import Button, ChatMoved, PressResult, Undeliverable

@@ -15,7 +15,7 @@ from bot.adapters.discord_format import (
     plan_parts,
     split_reply,
 )
-from bot.notifier import escape_markdown  # what a notice quotes someone else's words with
+from bot.messages import escape_markdown  # what a notice quotes someone else's words with
 
 NUMBER = re.compile(r"^\((\d+)/(\d+)\)\n")
 

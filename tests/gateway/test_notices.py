@@ -22,8 +22,9 @@ from bot.adapters.discord import DiscordAdapter, DiscordTuning
 from bot.adapters.discord_base import point_discord_at, use_endpoints
 from bot.adapters.telegram import TelegramAdapter
 from bot.gateway import Gateway
+from bot.messages import escape_markdown
 from bot.models import Models
-from bot.notifier import HELD, SENT, WINDOW_S, OwnerNotifier, escape_markdown, one_line
+from bot.notifier import HELD, SENT, WINDOW_S, OwnerNotifier, one_line
 from bot.services import Services
 from bot.tools import Caller
 from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord
