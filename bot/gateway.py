@@ -344,14 +344,13 @@ class Gateway:
         """Queue the outcome of every press taken since ``since`` whose run ended before its
         outcome was queued (a crash in between); how many were owed."""
         owed = 0
-        for wait, key in self.s.store.owed_replies(since):
-            platform, chat_id = wait.meta.get("platform"), wait.meta.get("chat_id")
-            if platform is None or chat_id is None or self.s.ledger.parts(
-                    str(platform), str(chat_id), key):
+        for wait in self.s.store.owed_replies(since):
+            where = (str(wait.meta.get("platform")), str(wait.meta.get("chat_id")))
+            key = str(wait.reply_key)
+            if "chat_id" not in wait.meta or self.s.ledger.parts(*where, key):
                 continue
             reply = self._reply_from(self.s.runs.load(wait.run_id), default_route="command")
-            await self.outbox.deliver(str(platform), str(chat_id), key, reply.text,
-                                      reply.buttons)
+            await self.outbox.deliver(*where, key, reply.text, reply.buttons)
             owed += 1
         return owed
 

@@ -16,7 +16,7 @@ from graphs.trace import cost_totals
 
 _WAIT_COLUMNS = ("SELECT w.run_id, w.key, w.node, w.question, w.options, w.status, w.created_at,"
                  " w.expires_at, w.answer, w.answered_by, w.answered_at, r.workflow, r.meta,"
-                 " w.taken_at FROM run_waits w JOIN runs r ON r.id = w.run_id")
+                 " w.taken_at, w.reply_key FROM run_waits w JOIN runs r ON r.id = w.run_id")
 _STEP_COLUMNS = ("SELECT key, kind, status, fingerprint, parts, output, error, started_at,"
                  " ended_at, pipeline, item, stage, step_group FROM run_steps")
 
@@ -138,15 +138,11 @@ class RunReading:
         return self._waits(" WHERE w.status = 'open' AND w.expires_at <= ?", (now,),
                            order="w.expires_at")
 
-    def owed_replies(self, since: float) -> list[tuple[WaitInfo, str]]:
-        """Waits answered since ``since`` whose run has stopped running, with the reply key
-        their answer owes: the caller checks each was queued (a crash may have come first)."""
-        rows = self.conn.execute(
-            "SELECT w.run_id, w.key, w.reply_key FROM run_waits w JOIN runs r ON r.id = w.run_id"
-            " WHERE w.reply_key IS NOT NULL AND w.answered_at >= ? AND r.status != 'running'"
-            " ORDER BY w.answered_at", (since,)).fetchall()
-        found = [(self.wait(run_id, key), reply_key) for run_id, key, reply_key in rows]
-        return [(wait, reply_key) for wait, reply_key in found if wait is not None]
+    def owed_replies(self, since: float) -> list[WaitInfo]:
+        """Waits answered since ``since`` that owe a reply (``reply_key``) and whose run has
+        stopped running: the caller checks each was queued (a crash may have come first)."""
+        return self._waits(" WHERE w.reply_key IS NOT NULL AND w.answered_at >= ?"
+                           " AND r.status != 'running'", (since,), order="w.answered_at")
 
     def waits_of_chat(self, platform: str, chat_id: str) -> list[WaitInfo]:
         """Open waits of runs started from this chat (by the run's meta), oldest first."""
@@ -159,7 +155,7 @@ class RunReading:
         rows = self.conn.execute(f"{_WAIT_COLUMNS}{where} ORDER BY {order}", args).fetchall()
         return [WaitInfo(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7],
                          None if r[8] is None else json.loads(r[8]), r[9], r[10], r[11],
-                         json.loads(r[12]), r[13] is not None) for r in rows]
+                         json.loads(r[12]), r[13] is not None, r[14]) for r in rows]
 
     # -- a code workflow's steps -----------------------------------------------------------
 

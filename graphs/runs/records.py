@@ -44,6 +44,7 @@ class WaitInfo:
     workflow: str
     meta: dict[str, Any]
     taken: bool = False  # the run has used the answer
+    reply_key: str | None = None  # the reply the answer owes its chat (a press's outcome)
 
     def as_wait(self) -> dict[str, Any]:
         """The wait as a run result lists it (``RunResult.waits``)."""
