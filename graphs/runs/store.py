@@ -245,13 +245,14 @@ class RunStore(RunReading):
                           " ended_at = ? WHERE run_id = ? AND key = ?",
                           (output_json, time.time(), run_id, key))
 
-    def save_step(self, run_id: str, key: str, kind: str, output_json: str) -> None:
-        """A step recorded done at once (a model turn inside a node: one write)."""
+    def save_step(self, run_id: str, key: str, kind: str, output_json: str,
+                  pipeline: str | None = None) -> None:
+        """A step recorded done at once (a model turn inside a node, a shape: one write)."""
         now = time.time()
         self.conn.execute(
             "INSERT OR REPLACE INTO run_steps (run_id, key, kind, status, fingerprint, parts,"
-            " output, started_at, ended_at) VALUES (?, ?, ?, 'done', '', '{}', ?, ?, ?)",
-            (run_id, key, kind, output_json, now, now))
+            " output, pipeline, started_at, ended_at) VALUES (?, ?, ?, 'done', '', '{}', ?, ?,"
+            " ?, ?)", (run_id, key, kind, output_json, pipeline, now, now))
 
     def mark_step(self, run_id: str, key: str, status: str, error: str | None = None) -> None:
         ended = time.time() if status in ("failed", "cancelled") else None
@@ -260,10 +261,7 @@ class RunStore(RunReading):
 
     def shape(self, run_id: str, name: str, kind: str, shape: dict[str, Any]) -> None:
         """A pipeline's or a parallel group's shape, so pending parts show too."""
-        self.conn.execute(
-            "INSERT OR REPLACE INTO run_steps (run_id, key, kind, status, fingerprint, parts,"
-            " output, pipeline, started_at) VALUES (?, ?, ?, 'done', '', '{}', ?, ?, ?)",
-            (run_id, name, kind, json.dumps(shape, ensure_ascii=False), name, time.time()))
+        self.save_step(run_id, name, kind, json.dumps(shape, ensure_ascii=False), pipeline=name)
 
 
 def _delta_json(delta: GraphState, events: list[dict[str, Any]]) -> str:
