@@ -229,8 +229,8 @@ class Gateway:
                      run_id: str, platform: str, chat_id: str) -> RunResult:
         """Run ``run_id`` of a workflow in a chat, or take it as it stands (never a second:
         its input, and what building it records, is made only for a new run)."""
-        if self.s.store.run(run_id) is not None:  # recovered at ``start``: reuse its outcome
-            return self.s.runs.load(run_id)
+        if self.s.store.run(run_id) is not None:  # recovered at ``start``: its input is not
+            return self.s.runs.load(run_id)     # built again (that would record it twice)
         state = make_input()
         meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"]}
         return await self.s.runs.start(workflow, state, run_id=run_id, meta=meta)

@@ -233,17 +233,12 @@ class Scheduler:
     async def fire(self, reminder: Reminder, *, late: bool, now: float) -> None:
         """The occurrence's run: started, or (after a crash) taken as it ended."""
         run_id = occurrence_run_id(reminder)
-        run = self.deps.runs.store.run(run_id)
-        if run is None:
-            meta = {"platform": reminder.platform, "chat_id": reminder.chat_id,
-                    "user": reminder.scope, "reminder": reminder.id}
-            result = await self.deps.runs.start(WORKFLOW, fire_input(reminder, late, now),
-                                                run_id=run_id, meta=meta)
-            status = result.status
-        else:
-            status = run.status
-        if status != "completed":
-            raise RuntimeError(f"the run {run_id} of reminder {reminder.id} is {status}")
+        meta = {"platform": reminder.platform, "chat_id": reminder.chat_id,
+                "user": reminder.scope, "reminder": reminder.id}
+        result = await self.deps.runs.start(WORKFLOW, fire_input(reminder, late, now),
+                                            run_id=run_id, meta=meta)
+        if result.status != "completed":
+            raise RuntimeError(f"the run {run_id} of reminder {reminder.id} is {result.status}")
 
     async def sync_calendar(self) -> tuple[int, int]:
         """Re-read the calendar: a notice per coming event; moved or cancelled ones follow."""

@@ -45,8 +45,11 @@ class Runs:
                     input: Mapping[str, Any] | None = None, *, run_id: str | None = None,
                     meta: Mapping[str, Any] | None = None,
                     observer: Observer | None = None) -> RunResult:
-        """A new run of ``workflow`` (registered first when it is an object)."""
+        """A new run of ``workflow`` (registered first when it is an object); with the
+        ``run_id`` of a run that exists already, that run as it stands (never a second)."""
         found = self._named(workflow) if isinstance(workflow, str) else self.register(workflow)
+        if run_id is not None and self.store.run(run_id) is not None:
+            return self.load(run_id)
         result = await found.start(self.store, input, run_id=run_id, meta=meta,
                                    observer=observer)
         if result.status == "waiting" and result.run_id and self.store.untaken(
