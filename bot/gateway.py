@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from bot.attachments import Attachments
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.services import AnyWorkflow, Services, match_option
@@ -61,6 +62,7 @@ class Gateway:
         self.commands = CommandHandler(services.memory, services.reminders)
         self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
+        self.files = Attachments.from_settings(services.settings)  # photos, voice, documents
 
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
@@ -176,6 +178,7 @@ class Gateway:
                                   reply.buttons)
         status = "failed" if reply.route == "failed" else "answered"
         self.s.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
+        self.files.discard(msg)
         if reply.route not in {"command", "failed"}:
             self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
         return reply
@@ -200,6 +203,17 @@ class Gateway:
     async def _answer(self, msg: IncomingMessage, is_owner: bool) -> Reply:
         if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
             return Reply(TOO_LONG.format(len(msg.text)), "refused")
+        if msg.attachments:  # files become text and images first (bot.attachments)
+            prepared = await self.files.prepare(msg, self.outbox.adapter(msg.platform))
+            if prepared.answer is not None:
+                return Reply(prepared.answer, prepared.route)
+            reply = await self._answer_text(replace(msg, text=storable(prepared.text)),
+                                            is_owner, prepared.state())
+            return replace(reply, text=prepared.framed(reply.text, msg.platform))
+        return await self._answer_text(msg, is_owner, {})
+
+    async def _answer_text(self, msg: IncomingMessage, is_owner: bool,
+                           extra: dict[str, Any]) -> Reply:
         command = parse(msg.text)
         if command is not None:
             return await self._command(msg, command, is_owner)
@@ -208,15 +222,18 @@ class Gateway:
         if waiting is not None and answer is not None:
             return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
         graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
-        state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner))
+        state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner, extra))
         return self._reply_from(state, default_route="loop")
 
-    def _message_input(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:
-        """A new run's input: the text, who sent it, the chat so far (which it then joins)."""
+    def _message_input(self, msg: IncomingMessage, is_owner: bool,
+                       extra: dict[str, Any]) -> dict[str, Any]:
+        """A new run's input: the text, who sent it, the chat so far (which it then joins),
+        and what its files added (``caption``, ``images``)."""
         history = [{"role": role, "content": text}
                    for role, text in self.s.memory.history(self._chat(msg), 10)]
         self.s.memory.add_history(self._chat(msg), "user", msg.text)
-        return {"text": msg.text, "sender": self.sender(msg, is_owner), "history": history}
+        return {"text": msg.text, "sender": self.sender(msg, is_owner), "history": history,
+                **extra}
 
     async def _run(self, msg: IncomingMessage, workflow: AnyWorkflow,
                    make_input: Callable[[], dict[str, Any]]) -> RunResult:

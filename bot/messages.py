@@ -39,9 +39,46 @@ class ChatMoved(Exception):
         self.chat_id = chat_id
 
 
+# The kinds of attachment: what Frontdesk reads, and what it answers with "what I can take".
+READABLE_KINDS = ("photo", "voice", "audio", "document")
+UNREADABLE_KINDS = ("video", "sticker", "location", "contact", "poll", "other")
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """One file (or other non-text part) of a message, as its platform declared it.
+
+    ``ref`` is what the platform's adapter fetches it by (Telegram's ``file_id``, Discord's
+    attachment URL, a console file's path); ``size`` is the declared size in bytes, None when
+    the platform did not say. File names are the sender's: untrusted text.
+    """
+
+    kind: str  # one of READABLE_KINDS or UNREADABLE_KINDS
+    mime_type: str = ""
+    size: int | None = None
+    file_name: str = ""
+    ref: str = ""
+
+    @classmethod
+    def from_json(cls, data: Any) -> Attachment:
+        """Rebuild one recorded by ``IncomingMessage.to_json``; ValueError when it is not."""
+        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+            raise ValueError("an attachment is not a JSON object with a kind")
+        size = data.get("size")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool)):
+            raise ValueError("an attachment's size is not a whole number")
+        texts = {name: data.get(name, "") for name in ("mime_type", "file_name", "ref")}
+        if not all(isinstance(value, str) for value in texts.values()):
+            raise ValueError("an attachment's mime_type, file_name or ref is not text")
+        return cls(kind=data["kind"], size=size, **texts)
+
+
 @dataclass(frozen=True)
 class IncomingMessage:
-    """One message from one person in one chat, as any platform delivers it."""
+    """One message from one person in one chat, as any platform delivers it.
+
+    ``text`` is what the sender typed (a caption, for a file); ``attachments`` its files.
+    """
 
     platform: str  # "telegram" | "discord" | "console"
     chat_id: str
@@ -50,10 +87,13 @@ class IncomingMessage:
     text: str
     user_name: str = ""
     is_private: bool = True
+    attachments: tuple[Attachment, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for the inbox (recovery rebuilds the message from it)."""
-        return asdict(self)
+        record = asdict(self)
+        record["attachments"] = [asdict(part) for part in self.attachments]
+        return record
 
     @classmethod
     def from_json(cls, data: Any) -> IncomingMessage:
@@ -61,7 +101,13 @@ class IncomingMessage:
         if not isinstance(data, dict):
             raise ValueError("the record is not a JSON object")
         values: dict[str, Any] = {}
+        parts = data.get("attachments", [])  # records older than attachments have none
+        if not isinstance(parts, list):
+            raise ValueError("attachments is not a list")
+        values["attachments"] = tuple(Attachment.from_json(part) for part in parts)
         for spec in fields(cls):
+            if spec.name == "attachments":
+                continue
             if spec.name not in data:
                 if spec.default is MISSING:
                     raise ValueError(f"the record has no {spec.name}")

@@ -218,7 +218,7 @@ def build_loop_graph(services: Services) -> Graph:
     loop = agent_node(run_loop, services.models.big, services.tools,
                       caller=lambda state: caller_from_sender(state["sender"]),
                       prompt=lambda state: [*state.get("history", []),
-                                            {"role": "user", "content": state["text"]}],
+                                            triage.user_turn(state)],
                       output_key="reply", system=services.prompts["loop"])
     graph = Graph("loop")
     graph.add_node(Node("loop", loop))

@@ -75,6 +75,11 @@ class Settings:
     discord_base_url: str | None = None
     discord_owner_id: str | None = None
     discord_allowed_users: frozenset[str] = frozenset()
+    # Voice, photos and files (issue 16)
+    max_file_mb: float = 20.0  # FRONTDESK_MAX_FILE_MB: the largest attachment fetched
+    telegram_base_file_url: str | None = None  # TELEGRAM_BASE_FILE_URL (PTB's base_file_url)
+    transcribe_model: str = "whisper-1"  # FRONTDESK_TRANSCRIBE_MODEL
+    transcribe_base_url: str | None = None  # FRONTDESK_TRANSCRIBE_BASE_URL
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -120,6 +125,11 @@ class Settings:
             discord_base_url=get("DISCORD_BASE_URL"),
             discord_owner_id=get("DISCORD_OWNER_ID"),
             discord_allowed_users=_ids(get("DISCORD_ALLOWED_USERS")),
+            max_file_mb=_seconds("FRONTDESK_MAX_FILE_MB", get("FRONTDESK_MAX_FILE_MB"), 20.0,
+                                 "megabytes", "20"),
+            telegram_base_file_url=get("TELEGRAM_BASE_FILE_URL"),
+            transcribe_model=get("FRONTDESK_TRANSCRIBE_MODEL") or "whisper-1",
+            transcribe_base_url=get("FRONTDESK_TRANSCRIBE_BASE_URL"),
         )
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.models.base import Message, Reply, ToolCall, ToolSpec, Usage
+from bot.models.base import IMAGE_GONE, ImagePart, Message, Reply, ToolCall, ToolSpec, Usage
 from bot.models.retry import ProviderFailure, failure_from_sdk, malformed
 
 LABEL = "Anthropic"
@@ -83,7 +83,8 @@ def to_wire(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
                        "content": message.content or "(no output)"}]
         else:
             role = message.role
-            blocks = [{"type": "text", "text": message.content}] if message.content else []
+            blocks = [image_block(image) for image in message.images]  # images first, as advised
+            blocks += [{"type": "text", "text": message.content}] if message.content else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
                        for c in message.tool_calls]
         if not blocks:
@@ -93,6 +94,15 @@ def to_wire(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
         else:
             wire.append({"role": role, "content": blocks})
     return system, wire
+
+
+def image_block(image: ImagePart) -> dict[str, Any]:
+    """An ``image`` content block with a base64 source (a text block if the file is gone)."""
+    data = image.base64_data()
+    if data is None:
+        return {"type": "text", "text": IMAGE_GONE}
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type,
+                                        "data": data}}
 
 
 def from_wire(result: Any, *, fallback_model: str) -> Reply:

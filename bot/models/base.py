@@ -8,6 +8,7 @@ model without importing anything from ``bot/``.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import time
 from collections.abc import Mapping, Sequence
@@ -30,14 +31,38 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ImagePart:
+    """An image a user message carries: a file prepared by ``bot.images`` (JPEG, PNG, WebP or
+    GIF, long edge at most 1568 px), read only when a provider sends it."""
+
+    media_type: str
+    path: str
+
+    def base64_data(self) -> str | None:
+        """The file as base64, or None when it is gone (the message was answered since)."""
+        try:
+            with open(self.path, "rb") as file:
+                return base64.b64encode(file.read()).decode("ascii")
+        except OSError:
+            return None
+
+
+IMAGE_GONE = "[an image was attached here; it is no longer available]"
+
+
 @dataclass
 class Message:
-    """One turn of a conversation; ``tool`` messages answer the call named by ``tool_call_id``."""
+    """One turn of a conversation; ``tool`` messages answer the call named by ``tool_call_id``.
+
+    A user message may carry ``images`` (each provider sends them as its own image blocks).
+    """
 
     role: Role
     content: str
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None
+    images: list[ImagePart] = field(default_factory=list)
 
 
 @dataclass
@@ -124,8 +149,12 @@ def as_message(item: Message | Mapping[str, Any]) -> Message:
              ToolCall(id=str(c["id"]), name=str(c["name"]), arguments=dict(c["arguments"]))
              for c in item.get("tool_calls") or []]
     call_id = item.get("tool_call_id")
+    images = [i if isinstance(i, ImagePart) else
+              ImagePart(media_type=str(i["media_type"]), path=str(i["path"]))
+              for i in item.get("images") or []]
     return Message(role=role, content=str(item.get("content") or ""),  # type: ignore[arg-type]
-                   tool_calls=calls, tool_call_id=str(call_id) if call_id else None)
+                   tool_calls=calls, tool_call_id=str(call_id) if call_id else None,
+                   images=images)
 
 
 def as_messages(items: Sequence[Message | Mapping[str, Any]]) -> list[Message]:
@@ -139,6 +168,14 @@ def last_user_text(messages: Sequence[Message]) -> str:
         if message.role == "user":
             return message.content
     return ""
+
+
+def last_user_images(messages: Sequence[Message]) -> list[ImagePart]:
+    """The images of the most recent user message (none when it has none)."""
+    for message in reversed(messages):
+        if message.role == "user":
+            return message.images
+    return []
 
 
 def resolve_observer(observer: Observer | None) -> Observer | None:

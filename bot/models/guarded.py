@@ -30,6 +30,13 @@ from bot.models.base import (
 )
 from bot.models.offline import OfflineModel
 from bot.models.retry import MODEL_RETRY, ProviderFailure, Sleep, call_with_retry
+from bot.models.vision import (
+    IMAGE_TOKENS,
+    NO_VISION,
+    has_images,
+    refused_images,
+    without_images,
+)
 from graphs.graph import RetryPolicy
 
 # Replies to these purposes are parsed as JSON: a fallback note must not be prepended to them.
@@ -47,6 +54,7 @@ def input_token_bound(messages: Sequence[Message], tools: Sequence[ToolSpec] | N
     total = PER_REQUEST_TOKENS
     for message in messages:
         total += PER_MESSAGE_TOKENS + len(message.content.encode("utf-8"))
+        total += IMAGE_TOKENS * len(message.images)
         total += sum(len(json.dumps([c.id, c.name, c.arguments]).encode("utf-8"))
                      for c in message.tool_calls) + len((message.tool_call_id or "").encode())
     if tools:
@@ -103,14 +111,35 @@ class GuardedModel:
         self._down_until = 0.0
         self._down_reason = ""
         self._offline = OfflineModel(role=role)
+        self._no_images = False  # set once the provider refused a request's images
 
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
                        purpose: str | None = None,
                        observer: Observer | None = None) -> Reply:
         """Ask the provider; offline answers if the budget refuses or the provider stays down;
-        a permanent failure raises ModelError."""
+        a permanent failure raises ModelError. Images go along until the provider refuses
+        them (``bot.models.vision``); from then on the text goes alone, and the reply says so.
+        """
         conversation = as_messages(messages)
+        if has_images(conversation) and not self._no_images:
+            try:
+                return await self._ask(conversation, tools, max_tokens, purpose, observer)
+            except ModelError as failure:
+                if not refused_images(failure, conversation):
+                    raise
+                self._no_images = True  # learned from the provider's answer
+        if not has_images(conversation):
+            return await self._ask(conversation, tools, max_tokens, purpose, observer)
+        reply = await self._ask(without_images(conversation), tools, max_tokens, purpose,
+                                observer)
+        if not reply.tool_calls and purpose not in STRUCTURED_PURPOSES:
+            reply.text = f"{NO_VISION}\n\n{reply.text}"
+        return reply
+
+    async def _ask(self, conversation: list[Message], tools: Sequence[ToolSpec] | None,
+                   max_tokens: int, purpose: str | None, observer: Observer | None) -> Reply:
+        """One model call with the budget, retry and fallback rules around it."""
         sink = resolve_observer(observer)
         event = {"event": "model_call", "role": self.role, "provider": self.provider,
                  "model": self.name, "purpose": purpose}

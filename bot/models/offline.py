@@ -22,10 +22,12 @@ from bot.models.base import (
     Usage,
     as_messages,
     emit,
+    last_user_images,
     last_user_text,
     resolve_observer,
 )
 from bot.models.intent_rules import intent_of, is_question, is_urgent, social_kind
+from bot.models.vision import OFFLINE_IMAGES
 from bot.reminder_phrases import tool_arguments as reminder_arguments
 from graphs.protocols import parse_json_object
 
@@ -161,7 +163,10 @@ def offline_text(purpose: str | None, messages: Sequence[Message],
         return revise_offline(text), []
     if purpose == "check_facts":
         return json.dumps({"score": 1.0, "feedback": f"facts not checked {OFFLINE_TAG}"}), []
-    return agent_step(messages, tools)
+    answer, calls = agent_step(messages, tools)
+    if not calls and last_user_images(messages):  # what it did with the caption follows
+        answer = f"{OFFLINE_IMAGES} {answer}"
+    return answer, calls
 
 
 class OfflineModel:

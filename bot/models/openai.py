@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.models.base import Message, Reply, ToolCall, ToolSpec, Usage
+from bot.models.base import IMAGE_GONE, ImagePart, Message, Reply, ToolCall, ToolSpec, Usage
 from bot.models.retry import failure_from_sdk, malformed
 
 KEY_ENV = "OPENAI_API_KEY"
@@ -80,9 +80,21 @@ def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
                          "tool_calls": [{"id": c.id, "type": "function", "function": {
                              "name": c.name, "arguments": json.dumps(c.arguments)}}
                              for c in message.tool_calls]})
+        elif message.role == "user" and message.images:
+            parts = [{"type": "text", "text": message.content}] if message.content else []
+            wire.append({"role": "user",
+                         "content": parts + [image_part(i) for i in message.images]})
         else:
             wire.append({"role": message.role, "content": message.content})
     return wire
+
+
+def image_part(image: ImagePart) -> dict[str, Any]:
+    """An ``image_url`` content part holding a data URL (a text part if the file is gone)."""
+    data = image.base64_data()
+    if data is None:
+        return {"type": "text", "text": IMAGE_GONE}
+    return {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{data}"}}
 
 
 def from_wire(result: Any, *, fallback_model: str, label: str) -> Reply:

@@ -12,6 +12,9 @@ Usage::
     print(state["route"], state["reply"])
 
 ``sender`` is a plain dict: ``scope``, ``is_owner``, ``platform``, ``chat_id``, ``name``.
+A message that came with files also has ``caption`` (what the sender typed, or a voice note's
+transcript: what triage classifies on; none means a ``question`` for ``full_agent``) and
+``images`` (``{"media_type", "path"}`` each, shown to the big model).
 """
 
 from __future__ import annotations
@@ -66,19 +69,35 @@ def choose_route(intent: str, urgency: float, sender_is_owner: bool) -> str:
     return "full_agent"
 
 
+def request_of(state: GraphState) -> str:
+    """What the sender asked in words: the caption of a file, else the message text."""
+    return str(state.get("caption", state["text"]))
+
+
+def user_turn(state: GraphState) -> dict[str, Any]:
+    """The message as the big model's user turn, with its images when it has any."""
+    turn: dict[str, Any] = {"role": "user", "content": state["text"]}
+    if state.get("images"):
+        turn["images"] = list(state["images"])
+    return turn
+
+
 def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
     """Ask the small model for the intent as JSON; fall back to the offline rules."""
 
     async def node(state: GraphState) -> dict[str, Any]:
+        text = request_of(state)
+        if not text.strip():  # a file without a caption: the big model looks at it
+            return {"intent": "question", "urgency": 0.0, "classified_by": "no caption"}
         messages = [{"role": "system", "content": deps.prompts["classify"]},
-                    {"role": "user", "content": state["text"]}]
+                    {"role": "user", "content": text}]
         try:
             reply = await deps.small.complete(messages, max_tokens=60, purpose="classify")
             parsed = parse_classification(reply.text)
         except Exception:  # classification only advises: the rules still route the message
             parsed = None
         by = "model" if parsed else "rules"
-        intent, urgency = parsed or deps.fallback_classify(state["text"])
+        intent, urgency = parsed or deps.fallback_classify(text)
         return {"intent": intent, "urgency": urgency, "classified_by": by}
 
     return node
@@ -106,7 +125,7 @@ def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, 
 
     async def node(state: GraphState) -> dict[str, Any]:
         messages = [{"role": "system", "content": deps.prompts["quick_reply"]},
-                    {"role": "user", "content": state["text"]}]
+                    {"role": "user", "content": request_of(state)}]
         try:
             reply = await deps.small.complete(messages, max_tokens=120, purpose="quick_reply")
         except Exception as exc:  # the model's one-sentence reason is the answer
@@ -122,7 +141,8 @@ def full_agent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, A
     async def node(state: GraphState) -> dict[str, Any]:
         sender = state["sender"]
         context = [deps.prompts["agent"]]
-        hits = deps.search_notes(sender["scope"], state["text"], 5)
+        query = request_of(state)
+        hits = deps.search_notes(sender["scope"], query, 5) if query.strip() else []
         if hits:
             context.append("Notes that may help:\n" + "\n".join(f"- {hit}" for hit in hits))
         if state.get("calendar"):
@@ -131,7 +151,7 @@ def full_agent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, A
             context.append(f"You are talking with {sender.get('name') or 'a guest'}, "
                            "not the owner.")
         messages = [{"role": "system", "content": "\n\n".join(context)},
-                    *state.get("history", []), {"role": "user", "content": state["text"]}]
+                    *state.get("history", []), user_turn(state)]
         result = await deps.loop(deps.big, messages, deps.tools, deps.make_caller(sender))
         return {"reply": result.text}
 

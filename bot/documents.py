@@ -1,0 +1,153 @@
+"""Text out of a document: PDF pages with pypdf, text-like files decoded, HTML reduced to text.
+
+``extract_text(data, file_name, mime_type)`` gives a ``DocumentText`` (capped at
+``MAX_DOCUMENT_CHARS``, saying so when cut) or raises ``UnreadableDocument`` with one sentence
+for the sender: a password-protected or broken PDF, a scan with no text in it, a kind of file
+we do not read. HTML is reduced with the standard library's ``html.parser`` (scripts and styles
+dropped), which is all "the text of a web page" needs.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import logging
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import PurePosixPath
+
+log = logging.getLogger(__name__)
+
+MAX_DOCUMENT_CHARS = 30_000
+TEXT_SUFFIXES = {".txt": "text", ".md": "markdown", ".markdown": "markdown", ".csv": "csv",
+                 ".json": "json", ".ics": "calendar", ".html": "html", ".htm": "html"}
+TEXT_MIME_TYPES = {"text/plain": ".txt", "text/markdown": ".md", "text/csv": ".csv",
+                   "application/json": ".json", "text/calendar": ".ics", "text/html": ".html",
+                   "text/x-markdown": ".md"}
+READABLE = "PDFs and text files (txt, md, csv, json, ics, html)"
+
+
+class UnreadableDocument(Exception):
+    """A document we cannot read; the message is one sentence for the sender."""
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """The extracted text, how long it was before the cap, and what kind of file it was."""
+
+    text: str
+    total_chars: int
+    kind: str  # "pdf", "text", "markdown", "csv", "json", "calendar", "html"
+    pages: int | None = None
+
+    @property
+    def cut(self) -> bool:
+        return self.total_chars > len(self.text)
+
+
+def is_document(file_name: str, mime_type: str) -> bool:
+    """Whether ``extract_text`` reads this kind of file (by its name, else its MIME type)."""
+    return _kind(file_name, mime_type) is not None
+
+
+def extract_text(data: bytes, file_name: str, mime_type: str,
+                 limit: int = MAX_DOCUMENT_CHARS) -> DocumentText:
+    """The document's text, capped at ``limit`` characters."""
+    kind = _kind(file_name, mime_type)
+    if kind is None:
+        suffix = PurePosixPath(file_name).suffix.lower() or mime_type or "this kind of"
+        raise UnreadableDocument(f"I can't read {suffix} files; I can read {READABLE}.")
+    pages = None
+    if kind == "pdf":
+        text, pages = _pdf_text(data)
+    else:
+        text = _decode(data)
+        if kind == "html":
+            text = html_to_text(text)
+    text = re.sub(r"\n{3,}", "\n\n", text.replace("\r\n", "\n")).strip()
+    if not text:
+        raise UnreadableDocument("That file has no text in it that I can read.")
+    return DocumentText(text[:limit], len(text), kind, pages)
+
+
+def _kind(file_name: str, mime_type: str) -> str | None:
+    suffix = PurePosixPath(file_name).suffix.lower()
+    if suffix == ".pdf" or mime_type == "application/pdf":
+        return "pdf"
+    if suffix in TEXT_SUFFIXES:
+        return TEXT_SUFFIXES[suffix]
+    return TEXT_SUFFIXES.get(TEXT_MIME_TYPES.get(mime_type.split(";")[0].strip(), ""))
+
+
+def _pdf_text(data: bytes) -> tuple[str, int]:
+    from pypdf import PdfReader  # imported when a PDF comes: it is not needed to start
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):  # "" opens owner-only locks
+            raise UnreadableDocument("That PDF is password-protected, so I can't read it. "
+                                     "Send it without the password, or paste the text.")
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except UnreadableDocument:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        log.info("a PDF could not be read: %s", type(exc).__name__)
+        raise UnreadableDocument("I couldn't read that PDF: it seems to be damaged.") from None
+    except NotImplementedError:  # an encryption scheme pypdf cannot open
+        raise UnreadableDocument("That PDF is encrypted in a way I can't open.") from None
+    text = "\n\n".join(page.strip() for page in pages if page.strip())
+    if not text:
+        raise UnreadableDocument("That PDF has no text I can read (it may be a scan of "
+                                 "paper); please send the text or a photo of the page.")
+    return text, len(pages)
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8 (with or without a BOM), UTF-16 with a BOM, else Latin-1 (never fails)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+_SKIPPED_TAGS = frozenset({"script", "style", "head", "template", "noscript"})
+_BLOCK_TAGS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6",
+                         "section", "article", "table", "ul", "ol", "pre", "blockquote"})
+
+
+class _TextOfHtml(HTMLParser):
+    """Collects the visible text, a line break around each block element."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIPPED_TAGS:
+            self.skipping += 1
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIPPED_TAGS and self.skipping:
+            self.skipping -= 1
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    """The visible text of an HTML page, one block a line."""
+    parser = _TextOfHtml()
+    parser.feed(html)
+    parser.close()
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return "\n".join(line for line in lines if line)
