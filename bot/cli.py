@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("run", help="start every adapter with a token configured; else the console")
 
     chat = sub.add_parser("chat", help="send one message through the gateway and print the reply")
-    chat.add_argument("text", metavar="TEXT")
+    chat.add_argument("text", metavar="TEXT", nargs="?", default="")
+    chat.add_argument("--attach", metavar="PATH", help="send this file with the message")
     chat.add_argument("--user", metavar="ID", help="send as this allowed (non-owner) user")
     chat.add_argument("--json", action="store_true", help="print a JSON object only")
 

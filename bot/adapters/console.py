@@ -3,22 +3,32 @@
 ``frontdesk run`` with no chat token opens it. Each line you type is one message from the
 owner; replies print as they leave the outbox, followed by a dim line with the route and what
 the answer cost. An approval shows its options numbered: type the number or the word.
+``/attach PATH [caption]`` sends a local file the way a chat platform sends one (its kind from
+its MIME type); it exists only here, where the person typing owns the machine.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import mimetypes
 import sys
 import uuid
+from pathlib import Path
 from typing import TextIO
 
+from bot.attachments import FileTooLarge
 from bot.gateway import Gateway
-from bot.messages import Button, IncomingMessage, Reply
+from bot.messages import Attachment, Button, IncomingMessage, Reply
 
 OWNER_CHAT = "console"
 DIM, RESET = "\033[2m", "\033[0m"
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
+ATTACH = "/attach"
+PHOTO_TYPES = {"image/jpeg", "image/png", "image/webp", "image/gif"}
+mimetypes.add_type("text/markdown", ".md")  # not in every system's table
+mimetypes.add_type("text/calendar", ".ics")
+mimetypes.add_type("audio/ogg", ".oga")
 
 
 def render(text: str, buttons: list[Button] | None) -> str:
@@ -58,12 +68,64 @@ class ConsoleAdapter:
         """The owner is whoever sits at this terminal."""
         return OWNER_CHAT
 
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
+        """A local file (``/attach``, ``frontdesk chat --attach``), read from its path."""
+        path = Path(attachment.ref)
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise FileTooLarge(size)
+        return await asyncio.to_thread(path.read_bytes)
 
-def console_message(text: str, user: str | None = None) -> IncomingMessage:
+
+def file_attachment(path: str) -> Attachment:
+    """A local file as a typed part: its kind from its MIME type. ValueError if it is not
+    a readable file."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ValueError(f"there is no file at {path}")
+    mime = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+    kind = ("photo" if mime in PHOTO_TYPES else "audio" if mime.startswith("audio/")
+            else "video" if mime.startswith("video/") else "document")
+    return Attachment(kind, mime, file.stat().st_size, file.name, str(file.resolve()))
+
+
+def parse_attach(line: str) -> tuple[str, str] | None:
+    """``/attach PATH [caption]`` as (path, caption); a PATH with spaces goes in quotes.
+    None when the line is not an ``/attach``."""
+    command, _, rest = line.strip().partition(" ")
+    if command.lower() != ATTACH:
+        return None
+    rest = rest.strip()
+    quote = rest[:1]
+    if quote in {"'", '"'} and quote in rest[1:]:
+        path, _, caption = rest[1:].partition(quote)
+    else:
+        path, _, caption = rest.partition(" ")
+    return path, caption.strip()
+
+
+def console_message(text: str, user: str | None = None,
+                    attachments: tuple[Attachment, ...] = ()) -> IncomingMessage:
     """A message typed at the console: by the owner, or by ``user`` in their own chat."""
     if user is None:
-        return IncomingMessage("console", OWNER_CHAT, uuid.uuid4().hex, "owner", text, "owner")
-    return IncomingMessage("console", f"guest:{user}", uuid.uuid4().hex, user, text, user)
+        return IncomingMessage("console", OWNER_CHAT, uuid.uuid4().hex, "owner", text, "owner",
+                               attachments=attachments)
+    return IncomingMessage("console", f"guest:{user}", uuid.uuid4().hex, user, text, user,
+                           attachments=attachments)
+
+
+def typed_message(line: str) -> IncomingMessage | str:
+    """The message a console line sends, or why an ``/attach`` line cannot be sent."""
+    attach = parse_attach(line)
+    if attach is None:
+        return console_message(line)
+    path, caption = attach
+    if not path:
+        return "Usage: /attach PATH [caption]"
+    try:
+        return console_message(caption, attachments=(file_attachment(path),))
+    except ValueError as missing:
+        return f"Can't attach that: {missing}."
 
 
 def status_line(reply: Reply, dim: bool = True) -> str:
@@ -80,8 +142,8 @@ async def run_console(gateway: Gateway, stdin: TextIO | None = None,
     source, sink = stdin or sys.stdin, out or sys.stdout
     adapter = ConsoleAdapter(sink)
     await gateway.attach(adapter)
-    print("Frontdesk console — you are the owner. Type a message, /help, or exit.",
-          file=sink, flush=True)
+    print("Frontdesk console — you are the owner. Type a message, /help, /attach PATH, "
+          "or exit.", file=sink, flush=True)
     while True:
         print("> ", end="", file=sink, flush=True)
         line = await asyncio.to_thread(source.readline)
@@ -93,6 +155,10 @@ async def run_console(gateway: Gateway, stdin: TextIO | None = None,
             continue
         if text.lower() in EXIT_WORDS:
             return
-        reply = await gateway.handle(console_message(text))
+        message = typed_message(text)
+        if isinstance(message, str):
+            print(message, file=sink, flush=True)
+            continue
+        reply = await gateway.handle(message)
         if reply is not None:
             print(status_line(reply, dim=sink.isatty()), file=sink, flush=True)

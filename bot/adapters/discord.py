@@ -30,12 +30,13 @@ import aiohttp
 import discord
 from discord import app_commands
 
+from bot.adapters import discord_files
 from bot.adapters.discord_base import point_discord_at
 from bot.adapters.discord_format import split_reply
 from bot.adapters.discord_ui import ApprovalButton, add_slash_commands, approval_view
 from bot.gateway import Gateway
 from bot.inbox import Ledger
-from bot.messages import Button, IncomingMessage, PressResult, Undeliverable
+from bot.messages import Attachment, Button, IncomingMessage, PressResult, Undeliverable
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -192,7 +193,13 @@ class DiscordAdapter(discord.Client):
                                message_id=str(message.id), user_id=str(message.author.id),
                                text=" ".join(text.split()),
                                user_name=message.author.display_name,
-                               is_private=message.guild is None)
+                               is_private=message.guild is None,
+                               attachments=discord_files.attachments_of(message))
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
+        """A message's file, read through discord.py (``bot.attachments`` calls this)."""
+        return await self._with_retries(
+            lambda: discord_files.fetch(self._connection, attachment, max_bytes))
 
     async def take(self, message: discord.Message, *, reading_back: bool = False) -> None:
         """Answer one message if it is for us (once, whatever delivers it).
@@ -204,7 +211,7 @@ class DiscordAdapter(discord.Client):
         accepted = None
         if self.addressed_to_me(message):
             msg = self.incoming(message)
-            if msg.text:
+            if msg.text or msg.attachments:
                 accepted = self.gateway.accept(msg)  # None: a re-delivery, answered already
         self.passed(message.channel.id, message.id, reading_back=reading_back)
         if accepted is not None:

@@ -30,11 +30,12 @@ from telegram.error import (
     TelegramError,
 )
 
+from bot.adapters import telegram_files
 from bot.adapters.telegram_format import split_reply
 from bot.adapters.telegram_markdown import escape_html, html_to_plain
 from bot.adapters.telegram_updates import PLATFORM, Press
 from bot.gateway import Gateway
-from bot.messages import Button, ChatMoved, PressResult, Undeliverable
+from bot.messages import Attachment, Button, ChatMoved, PressResult, Undeliverable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -113,6 +114,11 @@ class TelegramAdapter:
     async def owner_chat(self) -> str | None:
         """The owner's private chat with the bot has the owner's user id."""
         return self.owner_id
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
+        """A message's file, through getFile and the file URL (``bot.attachments``)."""
+        return await self.call("-", lambda: telegram_files.fetch(self.bot, attachment,
+                                                                 max_bytes))
 
     # -- calling Telegram -------------------------------------------------------------------
     async def call(self, chat_id: str, request: Callable[[], Awaitable[T]]) -> T:

@@ -22,6 +22,7 @@ from telegram.request import HTTPXRequest
 from telegram.warnings import PTBUserWarning
 
 from bot.adapters.telegram import TelegramAdapter
+from bot.adapters.telegram_files import base_file_url
 from bot.adapters.telegram_intake import Intake
 from bot.adapters.telegram_webhook import WebhookConfig, serve_webhook
 from bot.chat_commands import COMMANDS
@@ -40,6 +41,8 @@ def make_bot(settings: Settings) -> Bot:
     assert settings.telegram_bot_token, "run_telegram needs TELEGRAM_BOT_TOKEN"
     return Bot(settings.telegram_bot_token,
                base_url=settings.telegram_base_url or DEFAULT_BASE_URL,
+               base_file_url=base_file_url(settings.telegram_base_file_url,
+                                           settings.telegram_base_url),
                request=HTTPXRequest(connection_pool_size=256, pool_timeout=30.0),
                get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=40.0))
 

@@ -18,6 +18,7 @@ from typing import Any
 from telegram import Bot, Message, MessageEntity, Update, User
 from telegram.constants import ChatType
 
+from bot.adapters.telegram_files import attachments_of
 from bot.messages import IncomingMessage
 
 log = logging.getLogger(__name__)
@@ -101,17 +102,19 @@ def _message(message: Message, me: User) -> IncomingMessage | None:
     text = message.text if message.text is not None else message.caption
     if text is not None and not isinstance(text, str):
         raise ValueError(f"its text is a {type(text).__name__}")
+    text = text or ""
+    files = attachments_of(message)  # photos, voice, documents: answered too, never silent
     sender = message.from_user
-    if not text or sender is None or sender.is_bot:
+    if not (text or files) or sender is None or sender.is_bot:
         return None
     is_private = message.chat.type == ChatType.PRIVATE
     if not is_private:
         addressed, text = _addressed(message, text, me)
-        if not addressed or not text:
+        if not addressed or not (text or files):
             return None
     name = sender.full_name or sender.username or str(sender.id)
     return IncomingMessage(PLATFORM, str(message.chat.id), str(message.message_id),
-                           str(sender.id), text, name, is_private)
+                           str(sender.id), text, name, is_private, files)
 
 
 def _addressed(message: Message, text: str, me: User) -> tuple[bool, str]:

@@ -1,7 +1,9 @@
-"""`frontdesk chat TEXT [--user ID] [--json]`: one message through the gateway, then exit.
+"""`frontdesk chat [TEXT] [--attach PATH] [--user ID] [--json]`: one message, then exit.
 
 As the console owner by default, or with ``--user`` as another allowed person in their own
-chat. ``--json`` prints only ``{"reply", "route", "run_id", "model_calls"}`` (design §5).
+chat. ``--attach`` sends a file with it (TEXT is then its caption, and optional), through the
+same path as a chat platform's files. ``--json`` prints only
+``{"reply", "route", "run_id", "model_calls"}`` (design §5).
 """
 
 from __future__ import annotations
@@ -9,23 +11,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 
-from bot.adapters.console import ConsoleAdapter, console_message
+from bot.adapters.console import ConsoleAdapter, console_message, file_attachment
 from bot.gateway import Gateway
 from bot.logs import setup_logging
-from bot.messages import Reply
+from bot.messages import Attachment, Reply
 from bot.services import Services
 from bot.settings import Settings
 
 
-async def send_one(settings: Settings, text: str, user: str | None) -> tuple[Reply, list[str]]:
-    """The reply to one message, and what else was sent (notices to the owner)."""
+async def send_one(settings: Settings, text: str, user: str | None,
+                   files: tuple[Attachment, ...] = ()) -> tuple[Reply, list[str]]:
+    """The reply to one message (with ``files``), and what else was sent (owner notices)."""
     services = Services.from_settings(settings)
     gateway = Gateway(services)
     await gateway.start()
     adapter = ConsoleAdapter(echo=False)
     await gateway.attach(adapter, recover=False)
-    message = console_message(text, user)
+    message = console_message(text, user, files)
     reply = await gateway.handle(message)
     assert reply is not None, "a fresh console message is never a duplicate"
     others = [sent for chat, sent in adapter.sent if chat != message.chat_id]
@@ -35,7 +39,16 @@ async def send_one(settings: Settings, text: str, user: str | None) -> tuple[Rep
 def main(args: argparse.Namespace, settings: Settings) -> int:
     """Print the reply (and, without --json, any notice the owner got)."""
     setup_logging(settings)
-    reply, others = asyncio.run(send_one(settings, args.text, args.user))
+    attach = getattr(args, "attach", None)
+    if not args.text and not attach:
+        print("frontdesk chat: give a TEXT, or a file with --attach PATH", file=sys.stderr)
+        return 2
+    try:
+        files = (file_attachment(attach),) if attach else ()
+    except ValueError as missing:
+        print(f"frontdesk chat: {missing}", file=sys.stderr)
+        return 2
+    reply, others = asyncio.run(send_one(settings, args.text, args.user, files))
     if args.json:
         print(json.dumps({"reply": reply.text, "route": reply.route, "run_id": reply.run_id,
                           "model_calls": {"small": reply.model_calls.get("small", 0),
