@@ -3,7 +3,7 @@
 Point the real ``anthropic`` SDK (or ``ANTHROPIC_BASE_URL``) at ``server.base_url``. Script
 replies with ``enqueue(text_reply(...))``, ``tool_use_reply(...)`` or ``error_reply(...)``
 (529 is "overloaded"); when nothing is queued it answers ``server.default_text``.
-``.requests`` logs what was sent.
+``.requests`` logs what was sent; ``.images`` the image blocks it carried, decoded.
 
 Usage::
 
@@ -14,6 +14,7 @@ Usage::
 
 from __future__ import annotations
 
+import base64
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -84,6 +85,20 @@ class FakeAnthropicServer(ScriptedServer):
     def base_url(self) -> str:
         """What to pass as ``base_url`` / ``ANTHROPIC_BASE_URL``."""
         return self.url
+
+    @property
+    def images(self) -> list[dict[str, Any]]:
+        """Every image block (base64 source) of every request so far: media type and bytes."""
+        found = []
+        for request in self.requests:
+            for message in (request.json or {}).get("messages", []):
+                content = message.get("content")
+                for block in content if isinstance(content, list) else []:
+                    if block.get("type") == "image":
+                        source = block["source"]
+                        found.append({"media_type": source["media_type"],
+                                      "data": base64.b64decode(source["data"])})
+        return found
 
     def routes(self) -> list[web.RouteDef]:
         """The Messages endpoint."""

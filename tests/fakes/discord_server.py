@@ -4,7 +4,10 @@ One aiohttp server: REST under ``/api/v10``, the gateway websocket at ``/`` on t
 so ``DISCORD_BASE_URL=<fake.base_url>`` is all a bot needs. Tests drive it with
 ``push_message`` / ``push_interaction`` / ``drop_connection`` / ``hold_history`` and read
 what the bot did from ``sent``, ``calls``, ``interaction_responses`` and ``history``;
-``wait_for`` polls a predicate with a deadline. It runs in the test's event loop
+``wait_for`` polls a predicate with a deadline. ``attachment(data, name, type)`` stores a
+file and gives the attachment object to pass to ``push_message(attachments=[...])``; its URL
+is served on the same port (``/attachments/…``, like Discord's CDN) and counted in
+``downloads``. It runs in the test's event loop
 (``async with FakeDiscord()``) or in its own thread (``with FakeDiscord().in_thread()``) for
 a bot run as a subprocess.
 """
@@ -15,6 +18,7 @@ import asyncio
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
@@ -58,6 +62,8 @@ class FakeDiscord:
                                                                      "general")}
         self.history_by_channel: dict[int, list[JSON]] = {CHANNEL_ID: []}
         self.sent: dict[int, list[JSON]] = {}  # the bot's messages per channel, edits applied
+        self.files: dict[str, bytes] = {}  # attachment id -> its bytes
+        self.downloads: Counter[str] = Counter()  # attachment id -> times fetched
         self.nonces: dict[tuple[int, str], JSON] = {}  # enforced nonces already used
         self.calls: list[Call] = []
         self.interactions: dict[int, JSON] = {}
@@ -97,6 +103,7 @@ class FakeDiscord:
         self._loop = asyncio.get_running_loop()
         app = web.Application()
         app.router.add_get("/", self.gateway.handle)
+        app.router.add_get("/attachments/{channel}/{id}/{name}", self._serve_attachment)
         app.router.add_route("*", "/api/v10/{tail:.*}", RestRoutes(self).handle)
         self._runner = web.AppRunner(app, handle_signals=False)
         await self._runner.setup()
@@ -186,9 +193,31 @@ class FakeDiscord:
             return None
 
     # -- test controls ---------------------------------------------------------------------
+    def attachment(self, data: bytes, filename: str, content_type: str | None, *,
+                   flags: int = 0, size: int | None = None) -> JSON:
+        """Store a file; the attachment object a message carries (``size`` as declared)."""
+        with self._lock:
+            attachment_id = self.ids.next()
+            url = f"http://127.0.0.1:{self.port}/attachments/1/{attachment_id}/{filename}"
+            self.files[str(attachment_id)] = data
+        found: JSON = {"id": str(attachment_id), "filename": filename,
+                       "size": len(data) if size is None else size, "url": url,
+                       "proxy_url": url, "flags": flags}
+        if content_type is not None:
+            found["content_type"] = content_type
+        return found
+
+    async def _serve_attachment(self, request: web.Request) -> web.Response:
+        with self._lock:
+            data = self.files.get(request.match_info["id"])
+            if data is not None:
+                self.downloads[request.match_info["id"]] += 1
+        self._changed()
+        return web.Response(status=404) if data is None else web.Response(body=data)
+
     def push_message(self, content: str, *, author: JSON | None = None, guild: bool = False,
                      mention_bot: bool = False, reply_to: JSON | None = None,
-                     dispatch: bool = True) -> JSON:
+                     dispatch: bool = True, attachments: list[JSON] | None = None) -> JSON:
         """A person writes to the bot: a DM, or in the guild channel when ``guild``.
 
         The message goes into the channel's history first, so with ``dispatch=False`` (or no
@@ -206,6 +235,7 @@ class FakeDiscord:
             message = p.message(message_id, channel_id, author, text, guild_id=guild_id,
                                 author_member=self.member_of(author) if guild else None,
                                 mentions=mentions, reply_to=reply_to)
+            message["attachments"] = attachments or []
             self.history_by_channel[channel_id].append(message)
         if dispatch:
             self.dispatch("MESSAGE_CREATE", message)

@@ -3,10 +3,13 @@
 Point the real ``openai`` SDK (or ``OPENAI_BASE_URL``) at ``server.base_url``. Script replies
 with ``enqueue(text_reply(...))``, ``tool_call_reply(...)``, ``error_reply(...)`` or
 ``hung_reply()`` (never answers while the server runs); when nothing is queued it answers
-``server.default_text``. ``.requests`` logs what was sent, ``.billed`` the usage each answer
-reported (what the provider would charge). With ``bill_in_full=True`` the default answer bills
-the request's whole ``max_tokens`` and about a token per four bytes of input: an honest
-provider at its most expensive.
+``server.default_text``. ``POST /v1/audio/transcriptions`` (multipart, as the SDK uploads)
+answers ``transcript_text``, or the next of ``transcript_replies`` (``(status, text)``), and
+keeps each upload in ``.transcriptions``; ``.images`` lists the image parts chat requests
+carried, decoded from their data URLs. ``.requests`` logs what was sent, ``.billed`` the
+usage each answer reported (what the provider would charge). With ``bill_in_full=True`` the
+default answer bills the request's whole ``max_tokens`` and about a token per four bytes of
+input: an honest provider at its most expensive.
 
 Usage::
 
@@ -17,10 +20,13 @@ Usage::
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import time
+from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -90,14 +96,65 @@ def error_reply(status: int, message: str | None = None, *,
     return ScriptedReply(body, status=status, headers=headers)
 
 
+@dataclass(frozen=True)
+class Upload:
+    """One transcription request: the form's model and the uploaded file."""
+
+    model: str
+    file_name: str
+    content_type: str
+    data: bytes
+    authorization: str
+
+
+def data_url_image(url: str) -> dict[str, Any]:
+    """``data:<type>;base64,<data>`` as ``{"media_type", "data"}`` (bytes)."""
+    head, _, data = url.partition(",")
+    return {"media_type": head.removeprefix("data:").split(";")[0],
+            "data": base64.b64decode(data)}
+
+
 class FakeOpenAIServer(ScriptedServer):
-    """``POST /v1/chat/completions`` and ``GET /v1/models``, answered from the script."""
+    """``POST /v1/chat/completions``, ``POST /v1/audio/transcriptions`` and ``GET /v1/models``,
+    answered from the script."""
 
     def __init__(self, *, default_text: str = "fake reply", bill_in_full: bool = False) -> None:
         super().__init__()
         self.default_text = default_text
         self.bill_in_full = bill_in_full
         self.billed: list[tuple[str, int, int]] = []  # (model, prompt, completion) per answer
+        self.transcript_text = "fake transcript"
+        self.transcript_replies: deque[tuple[int, str]] = deque()
+        self.transcriptions: list[Upload] = []
+
+    @property
+    def images(self) -> list[dict[str, Any]]:
+        """Every image part of every chat request so far, in order."""
+        found = []
+        for request in self.requests:
+            for message in (request.json or {}).get("messages", []):
+                content = message.get("content")
+                for part in content if isinstance(content, list) else []:
+                    if part.get("type") == "image_url":
+                        found.append(data_url_image(part["image_url"]["url"]))
+        return found
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form.get("file")
+        if not isinstance(upload, web.FileField):
+            return web.json_response({"error": {"message": "file is required"}}, status=400)
+        with self._lock:
+            self.transcriptions.append(Upload(
+                str(form.get("model")), upload.filename, upload.content_type,
+                upload.file.read(), request.headers.get("Authorization", "")))
+            status, text = (self.transcript_replies.popleft() if self.transcript_replies
+                            else (200, self.transcript_text))
+            self._notify()
+        if status != 200:
+            return web.json_response({"error": {"message": text, "type": "server_error"}},
+                                     status=status)
+        return web.json_response({"text": text})
 
     @property
     def base_url(self) -> str:
@@ -107,6 +164,7 @@ class FakeOpenAIServer(ScriptedServer):
     def routes(self) -> list[web.RouteDef]:
         """The Chat Completions endpoint, plus the model list some clients probe."""
         return [web.post("/v1/chat/completions", self.answer),
+                web.post("/v1/audio/transcriptions", self._transcribe),
                 web.get("/v1/models", self._models)]
 
     def default_reply(self, request: RecordedRequest) -> ScriptedReply:

@@ -32,6 +32,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.serving import LoopbackServer
+from tests.fakes.telegram_files import TelegramFiles
 from tests.fakes.telegram_html import ApiError, parse_html, utf16_len
 
 JSON = dict[str, Any]
@@ -85,8 +86,9 @@ class _ScriptedError:
     error: ApiError
 
 
-class FakeTelegramServer(LoopbackServer):
-    """The fake Bot API; see the module docstring. State is guarded by ``self._lock``."""
+class FakeTelegramServer(TelegramFiles, LoopbackServer):
+    """The fake Bot API; see the module docstring. State is guarded by ``self._lock``.
+    Files (photos, voice, documents, ``getFile``, downloads) are in ``TelegramFiles``."""
 
     def __init__(self, token: str = "123456:TEST-token", *,
                  bot_username: str = "frontdesk_test_bot", host: str = "127.0.0.1",
@@ -116,6 +118,7 @@ class FakeTelegramServer(LoopbackServer):
         self._held_answers: set[int] = set()  # chats whose sendMessage answers wait
         self.answers_held: list[int] = []  # message ids accepted but not yet answered
         self._poll_generation = 0
+        self.init_files()
 
     @property
     def base_url(self) -> str:
@@ -124,6 +127,7 @@ class FakeTelegramServer(LoopbackServer):
 
     def build_app(self) -> web.Application:
         app = web.Application()
+        app.add_routes(self.file_routes())
         app.router.add_route("*", "/{path:.*}", self._handle)
         return app
 
