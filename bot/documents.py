@@ -82,7 +82,7 @@ def _kind(file_name: str, mime_type: str) -> str | None:
 
 def _pdf_text(data: bytes) -> tuple[str, int]:
     from pypdf import PdfReader  # imported when a PDF comes: it is not needed to start
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import DependencyError, PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -92,11 +92,12 @@ def _pdf_text(data: bytes) -> tuple[str, int]:
         pages = [page.extract_text() or "" for page in reader.pages]
     except UnreadableDocument:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except (DependencyError, NotImplementedError):  # a scheme pypdf cannot open here
+        raise UnreadableDocument("That PDF is encrypted in a way I can't open; please send "
+                                 "it without the password, or paste the text.") from None
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError) as exc:
         log.info("a PDF could not be read: %s", type(exc).__name__)
         raise UnreadableDocument("I couldn't read that PDF: it seems to be damaged.") from None
-    except NotImplementedError:  # an encryption scheme pypdf cannot open
-        raise UnreadableDocument("That PDF is encrypted in a way I can't open.") from None
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
         raise UnreadableDocument("That PDF has no text I can read (it may be a scan of "

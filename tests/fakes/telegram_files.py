@@ -89,9 +89,11 @@ class TelegramFiles:
             "location": {"latitude": 48.2, "longitude": 16.37},
             "contact": {"phone_number": "+43123", "first_name": "Ann"},
             "poll": {"id": "p1", "question": "Lunch?", "options": [
-                {"text": "yes", "voter_count": 0}, {"text": "no", "voter_count": 0}],
+                {"text": "yes", "voter_count": 0, "persistent_id": "o1"},
+                {"text": "no", "voter_count": 0, "persistent_id": "o2"}],
                 "total_voter_count": 0, "is_closed": False, "is_anonymous": True,
-                "type": "regular", "allows_multiple_answers": False},
+                "type": "regular", "allows_multiple_answers": False, "allows_revoting": False,
+                "members_only": False},
             "video": {"file_id": "BAAD1", "file_unique_id": "v1", "width": 640, "height": 480,
                       "duration": 5},
         }
