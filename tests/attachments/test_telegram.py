@@ -14,6 +14,8 @@ import pytest
 from PIL import Image
 
 from bot.adapters.telegram_files import base_file_url
+from bot.gateway import run_id_for
+from bot.messages import IncomingMessage
 from bot.transcription import NOT_CONFIGURED
 from tests.attachments.conftest import GUEST, OWNER, Starter
 from tests.attachments.files import encrypted, pdf_with_text, photo, voice_note
@@ -70,7 +72,7 @@ async def test_a_voice_note_is_transcribed_routed_and_shown_back(
         openai_fake: FakeOpenAIServer) -> None:
     tg = await start_telegram(**openai_env(openai_fake))
     openai_fake.transcript_text = "What is on my calendar tomorrow?"
-    telegram_server.push_voice(OWNER, OWNER, voice_note())
+    update = telegram_server.push_voice(OWNER, OWNER, voice_note())
     await tg.pump()
     [upload] = openai_fake.transcriptions
     assert upload.model == "whisper-1"
@@ -83,6 +85,9 @@ async def test_a_voice_note_is_transcribed_routed_and_shown_back(
     assert ("user", "What is on my calendar tomorrow?") in history
     agent = openai_fake.requests[-1].json["messages"]
     assert agent[-1] == {"role": "user", "content": "What is on my calendar tomorrow?"}
+    run = tg.services.runs.load(run_id_for(IncomingMessage(
+        "telegram", str(OWNER), str(update["message"]["message_id"]), str(OWNER), "")))
+    assert run.get("text") == "What is on my calendar tomorrow?"  # the run's record has it
 
 
 async def test_a_guests_urgent_voice_note_reaches_the_owner_as_text_from_a_local_server(
