@@ -89,16 +89,9 @@ class FakeAnthropicServer(ScriptedServer):
     @property
     def images(self) -> list[dict[str, Any]]:
         """Every image block (base64 source) of every request so far: media type and bytes."""
-        found = []
-        for request in self.requests:
-            for message in (request.json or {}).get("messages", []):
-                content = message.get("content")
-                for block in content if isinstance(content, list) else []:
-                    if block.get("type") == "image":
-                        source = block["source"]
-                        found.append({"media_type": source["media_type"],
-                                      "data": base64.b64decode(source["data"])})
-        return found
+        return [{"media_type": block["source"]["media_type"],
+                 "data": base64.b64decode(block["source"]["data"])}
+                for block in self.content_parts("image")]
 
     def routes(self) -> list[web.RouteDef]:
         """The Messages endpoint."""

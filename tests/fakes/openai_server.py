@@ -130,14 +130,8 @@ class FakeOpenAIServer(ScriptedServer):
     @property
     def images(self) -> list[dict[str, Any]]:
         """Every image part of every chat request so far, in order."""
-        found = []
-        for request in self.requests:
-            for message in (request.json or {}).get("messages", []):
-                content = message.get("content")
-                for part in content if isinstance(content, list) else []:
-                    if part.get("type") == "image_url":
-                        found.append(data_url_image(part["image_url"]["url"]))
-        return found
+        return [data_url_image(part["image_url"]["url"])
+                for part in self.content_parts("image_url")]
 
     async def _transcribe(self, request: web.Request) -> web.Response:
         form = await request.post()

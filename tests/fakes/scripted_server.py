@@ -77,6 +77,13 @@ class ScriptedServer(LoopbackServer):
         app.add_routes(self.routes())
         return app
 
+    def content_parts(self, kind: str) -> list[dict[str, Any]]:
+        """Every part of type ``kind`` in the messages' content lists, request by request."""
+        return [part for request in self.requests
+                for message in (request.json or {}).get("messages", [])
+                if isinstance(message.get("content"), list)
+                for part in message["content"] if part.get("type") == kind]
+
     def enqueue(self, *replies: ScriptedReply) -> None:
         """Queue replies, answered in order, one per request."""
         with self._lock:
