@@ -61,6 +61,7 @@ class Gateway:
         self.commands = CommandHandler(services.memory, services.reminders)
         self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
+        services.scheduler.brief = self.scheduled_brief  # FRONTDESK_BRIEF_AT's daily task
 
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
