@@ -181,6 +181,7 @@ class Gateway:
                                f"gave up after {tries - 1} tries")
             reply = Reply(GAVE_UP.format(tries - 1), "failed", run_id_for(msg))
             await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
+            self.files.discard(msg)  # set aside: its files are not needed any more
             return reply
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
         deadline = asyncio.timeout(self.s.settings.answer_deadline)
