@@ -20,6 +20,8 @@ from typing import Any
 
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
+from bot.pairing import REFUSAL as REFUSAL
+from bot.pairing import Strangers, is_pairing
 from bot.services import AnyWorkflow, Services, match_option
 from bot.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
 from graphs import RunResult, cost_totals
@@ -28,7 +30,6 @@ from graphs.trace import daily_path, prune, write_jsonl
 
 log = logging.getLogger(__name__)
 
-REFUSAL = "Sorry, I only work for the people I've been set up for."
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
            "please try again in a moment.")
 NOT_OWNER = "Only the owner can do that."
@@ -61,6 +62,8 @@ class Gateway:
         self.commands = CommandHandler(services.memory, services.reminders)
         self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
+        self.strangers = Strangers(services.settings, services.ledger, self.outbox,
+                                   services.people, services.notifier.owner_chat)
 
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
@@ -149,14 +152,10 @@ class Gateway:
         return accepted
 
     async def process(self, accepted: Accepted) -> Reply | None:
-        """Answer an accepted message; a stranger gets one refusal per chat, then None."""
+        """Answer an accepted message; a stranger's is ``bot.pairing``'s (refused or asked)."""
         msg = accepted.message
         if accepted.level is None:
-            if not self.s.ledger.refuse_once(msg.platform, msg.chat_id):
-                return None
-            await self.outbox.deliver(msg.platform, msg.chat_id, f"refusal:{msg.message_id}",
-                                      REFUSAL)
-            return Reply(REFUSAL, "refused")
+            return await self.strangers.arrived(msg)
         return await self._process(msg, accepted.is_owner)
 
     async def _process(self, msg: IncomingMessage, is_owner: bool) -> Reply:
@@ -318,6 +317,8 @@ class Gateway:
             return PressResult("This button is not valid (anymore).", False)
         if self.s.access.level(platform, user_id) != "owner":
             return PressResult(NOT_OWNER, False)
+        if is_pairing(target):  # Allow / Block for a stranger: no run behind it
+            return await self.strangers.press(target, self.process)
         run = self.s.store.run(target.run_id)
         where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
             if run else (platform, "")
