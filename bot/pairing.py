@@ -131,11 +131,14 @@ class Strangers:
                         "%s=%s in .env and restart.", OWNER_VARS[msg.platform], msg.platform,
                         msg.user_id, name, OWNER_VARS[msg.platform], msg.user_id)
             return
-        how = ("the owner was asked (FRONTDESK_PAIRING=ask)" if self.settings.pairing == "ask"
-               else "set FRONTDESK_PAIRING=ask to be asked next time")
-        log.warning("%s user %s%s is not allowed and was refused. To allow them, add %s to %s "
-                    "in .env and restart, or %s.", msg.platform, msg.user_id, name,
-                    msg.user_id, ALLOWLIST_VARS[msg.platform], how)
+        allow = f"add {msg.user_id} to {ALLOWLIST_VARS[msg.platform]} in .env and restart"
+        if self.settings.pairing == "ask":
+            log.warning("%s user %s%s is not allowed; the owner was asked to Allow or Block "
+                        "them (or %s).", msg.platform, msg.user_id, name, allow)
+        else:
+            log.warning("%s user %s%s is not allowed and was refused. To allow them, %s, or "
+                        "set FRONTDESK_PAIRING=ask to be asked next time.", msg.platform,
+                        msg.user_id, name, allow)
 
     # -- the owner presses Allow or Block ----------------------------------------------
     async def press(self, target: ButtonTarget, answer: Answer) -> PressResult:
