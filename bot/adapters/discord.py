@@ -33,6 +33,7 @@ from discord import app_commands
 from bot.adapters.discord_base import point_discord_at
 from bot.adapters.discord_format import split_reply
 from bot.adapters.discord_ui import ApprovalButton, add_slash_commands, approval_view
+from bot.banner import adapter_line, announce
 from bot.gateway import Gateway
 from bot.inbox import Ledger
 from bot.messages import Button, IncomingMessage, PressResult, Undeliverable
@@ -103,6 +104,7 @@ class DiscordAdapter(discord.Client):
         self.gateway = gateway
         self.ledger = ledger  # the inbox (what is known) and the channel cursors
         self.owner_id = settings.discord_owner_id
+        self.allowed_ids = settings.discord_allowed_users  # for the start-up banner
         self.tree: app_commands.CommandTree[DiscordAdapter] = app_commands.CommandTree(self)
         self.serving = asyncio.Event()  # set once attached to the gateway
         self._owner_dm: str | None = None
@@ -252,6 +254,9 @@ class DiscordAdapter(discord.Client):
     async def _start_serving(self, first: bool) -> None:
         try:
             if first:
+                if self.user is not None:
+                    announce(adapter_line("Discord", str(self.user), str(self.user.id),
+                                          self.owner_id, self.allowed_ids))
                 await self.gateway.attach(self, background=True)
                 self.serving.set()
                 self._spawn(self._sync_commands())

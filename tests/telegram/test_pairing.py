@@ -37,6 +37,9 @@ def test_allow_pressed_after_a_restart_answers_the_stranger(tmp_path: Path) -> N
         bot.poll(lambda: all_sent(tmp_path))  # a kill mid-send would re-send (at least once)
         bot.kill()
         assert "the owner was asked" in bot.log() and str(STRANGER) in bot.log()
+        assert ("Telegram:   @frontdesk_test_bot (id 123456), owner 42, also allowed: 43, 44"
+                in bot.log())  # the start-up banner
+        assert "Models:     offline" in bot.log() and f"Data:       {tmp_path}" in bot.log()
 
         bot.start()
         answer = press(telegram, bot, OWNER, prompt, buttons["Allow"])
