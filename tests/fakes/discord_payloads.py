@@ -166,7 +166,7 @@ def message(message_id: int, channel_id: int, author: JSON, content: str, *,
     return payload
 
 
-def application(app_id: int, owner: JSON) -> JSON:
+def application(app_id: int, owner: JSON, *, content_intent: bool = True) -> JSON:
     """GET /oauth2/applications/@me, read by ``Client.login``."""
     return {
         "id": str(app_id),
@@ -179,7 +179,7 @@ def application(app_id: int, owner: JSON) -> JSON:
         "owner": owner,
         "team": None,
         "verify_key": "0" * 64,
-        "flags": 1 << 19,  # GATEWAY_MESSAGE_CONTENT_LIMITED: the intent is switched on
+        "flags": (1 << 19) if content_intent else 0,  # GATEWAY_MESSAGE_CONTENT_LIMITED: on
         "interactions_endpoint_url": None,
     }
 
