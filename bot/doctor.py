@@ -23,7 +23,6 @@ from bot.logs import write_details
 from bot.settings import Settings
 
 TIMEOUT_S = 10.0
-DISCORD_API = "https://discord.com/api/v10"
 CONTENT_INTENT_FLAGS = (1 << 18) | (1 << 19)  # GATEWAY_MESSAGE_CONTENT (+ _LIMITED)
 
 
@@ -178,7 +177,9 @@ async def check_discord(ctx: Context) -> list[Result]:
     settings = ctx.settings
     if settings is None or not settings.discord_bot_token:
         return []
-    base = (settings.discord_base_url or DISCORD_API).rstrip("/")
+    from bot.adapters.discord_base import endpoints_for
+
+    base = endpoints_for(settings.discord_base_url).rest_base
     headers = {"Authorization": f"Bot {settings.discord_bot_token}"}
     try:
         async with httpx.AsyncClient(base_url=base, headers=headers, timeout=TIMEOUT_S) as http:
