@@ -173,13 +173,17 @@ class DiscordAdapter(discord.Client):
 
     # -- messages --------------------------------------------------------------------------
     def addressed_to_me(self, message: discord.Message) -> bool:
-        """A DM, or a server message that mentions the bot or replies to it; never a bot's."""
+        """A DM, or a server message that mentions the bot (or its managed role, which
+        Discord's autocomplete offers under the same name) or replies to it; never a bot's."""
         me = self.user
         if me is None or message.author.bot or message.author.id == me.id:
             return False
         if message.guild is None:
             return True
         if any(user.id == me.id for user in message.mentions):
+            return True
+        my_role = message.guild.self_role
+        if my_role is not None and my_role.id in message.raw_role_mentions:
             return True
         replied = message.reference.resolved if message.reference else None
         return isinstance(replied, discord.Message) and replied.author.id == me.id
@@ -188,7 +192,9 @@ class DiscordAdapter(discord.Client):
         """The platform-neutral message, with the bot's mention taken out of the text."""
         text = message.content
         if self.user is not None:
-            for mention in (f"<@{self.user.id}>", f"<@!{self.user.id}>"):
+            my_role = message.guild.self_role if message.guild else None
+            mine = [f"<@{self.user.id}>", f"<@!{self.user.id}>"]
+            for mention in mine + ([f"<@&{my_role.id}>"] if my_role else []):
                 text = text.replace(mention, " ")
         return IncomingMessage(platform=PLATFORM, chat_id=str(message.channel.id),
                                message_id=str(message.id), user_id=str(message.author.id),
