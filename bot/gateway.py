@@ -21,7 +21,7 @@ from typing import Any
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.pairing import REFUSAL as REFUSAL
-from bot.pairing import Strangers, is_pairing
+from bot.pairing import Strangers, first_words, is_pairing
 from bot.services import AnyWorkflow, Services, match_option
 from bot.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
 from graphs import RunResult, cost_totals
@@ -231,7 +231,9 @@ class Gateway:
         if self.s.store.run(run_id) is not None:  # recovered at ``start``: its input is not
             return self.s.runs.load(run_id)     # built again (that would record it twice)
         state = make_input()
-        meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"]}
+        meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"],
+                "name": state["sender"].get("name", ""),
+                "words": first_words(str(state.get("text") or state.get("brief") or ""))}
         return await self.s.runs.start(workflow, state, run_id=run_id, meta=meta)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:

@@ -64,8 +64,11 @@ async def serve(settings: Settings) -> int:
         jobs.append(_entry("bot.adapters.discord", "run_discord")(
             gateway, services.ledger, settings))
     if settings.dashboard_port:
+        from bot.dashboard_actions import answer_wait
+
         jobs.append(_entry("bot.dashboard", "serve_dashboard")(
-            services, settings, on_ready=lambda url: announce(f"  Dashboard:  {url}")))
+            services, settings, on_ready=lambda url: announce(f"  Dashboard:  {url}"),
+            answer=lambda run_id, option: answer_wait(gateway, run_id, option)))
     if not (settings.telegram_bot_token or settings.discord_bot_token):
         from bot.adapters.console import run_console
 
