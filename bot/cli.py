@@ -109,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"frontdesk: {exc}", file=sys.stderr)
             return 2
         settings = None
+    if settings is not None:
+        from bot.logs import quiet_last_resort
+
+        quiet_last_resort(settings)
     try:
         module = importlib.import_module(f"bot.commands.{args.command}")
         code: int = module.main(args, settings)

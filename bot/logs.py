@@ -64,8 +64,8 @@ def log_file(settings: Settings) -> Path:
 class OneLineFormatter(logging.Formatter):
     """A record as one line: an exception's traceback is replaced by a pointer to the file."""
 
-    def __init__(self, details: Path, secrets: SecretFilter) -> None:
-        super().__init__(LOG_FORMAT)
+    def __init__(self, details: Path, secrets: SecretFilter, fmt: str = LOG_FORMAT) -> None:
+        super().__init__(fmt)
         self.details = details
         self.secrets = secrets
 
@@ -100,6 +100,30 @@ def write_details(settings: Settings, error: BaseException) -> Path:
     except OSError:
         pass
     return path
+
+
+class LastResort(logging.StreamHandler):  # type: ignore[type-arg]
+    """One line on stderr; an error's traceback appended to the log file instead."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__()
+        self.settings = settings
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            write_details(self.settings, record.exc_info[1])
+        super().emit(record)
+
+
+def quiet_last_resort(settings: Settings) -> None:
+    """For commands that set up no logging: what Python prints of a warning or an error
+    logged with no handler stays one line (no traceback), secrets masked."""
+    handler = LastResort(settings)
+    secret_filter = SecretFilter(settings.secrets())
+    handler.setFormatter(OneLineFormatter(log_file(settings), secret_filter, "%(message)s"))
+    handler.addFilter(secret_filter)
+    handler.setLevel(logging.WARNING)
+    logging.lastResort = handler
 
 
 def setup_logging(settings: Settings, level: str | None = None) -> SecretFilter:

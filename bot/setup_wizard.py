@@ -18,6 +18,7 @@ import asyncio
 import getpass
 import os
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -36,6 +37,18 @@ T = TypeVar("T")
 WAIT_FOR_MESSAGE_S = 300.0
 PROVIDERS = {"": "offline", "o": "offline", "offline": "offline", "a": "anthropic",
              "anthropic": "anthropic", "p": "openai", "openai": "openai"}
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What differs between setting up Telegram and Discord."""
+
+    prefix: str  # of the variables: TELEGRAM_BOT_TOKEN, …
+    intro: str
+    shape: Callable[[str, str | None], str | None]  # the token's shape (bot.setting_values)
+    sign_in: Callable[[str, str | None], Awaitable[Who]]
+    first_message: Callable[[str, str | None, float], Awaitable[Who]]
+    write_now: Callable[[Who], str]  # what to do so the wizard learns the owner's id
 
 
 class Wizard:
@@ -71,42 +84,39 @@ class Wizard:
 
     # -- the questions ---------------------------------------------------------------
     def telegram(self) -> None:
-        base = self.env.get("TELEGRAM_BASE_URL") or None
-        self.say("\nTelegram: in @BotFather send /newbot (or /mybots for an existing bot) and "
-                 "copy the token.")
-
-        def check(token: str) -> Who:
-            values.telegram_token("TELEGRAM_BOT_TOKEN", token)
-            return self.probe(telegram_bot(token, base))
-
-        token, me = self.secret_until_valid("Paste the Telegram bot token: ", check)
-        self.say(f"Signed in as {me.name}.")
-        self.say(f"Now send any message to {me.name} from your own Telegram account "
-                 f"(t.me/{me.name.lstrip('@')}) …")
-        owner = self.probe(telegram_first_sender(token, base, WAIT_FOR_MESSAGE_S))
-        self.say(f"Got it: {owner.name}, id {owner.id}. You are the owner.")
-        self.answers.update({"TELEGRAM_BOT_TOKEN": token, "TELEGRAM_OWNER_ID": owner.id})
-        if base:
-            self.answers["TELEGRAM_BASE_URL"] = base
+        self.platform(Platform(
+            "TELEGRAM", "Telegram: in @BotFather send /newbot (or /mybots for an existing bot) "
+            "and copy the token.", values.telegram_token, telegram_bot, telegram_first_sender,
+            lambda me: f"send any message to {me.name} from your own Telegram account "
+                       f"(t.me/{me.name.lstrip('@')})"))
 
     def discord(self) -> None:
-        base = self.env.get("DISCORD_BASE_URL") or None
-        self.say("\nDiscord: Developer Portal → your application → Bot → Reset Token; also "
-                 "switch on Message Content Intent on that page.")
+        self.platform(Platform(
+            "DISCORD", "Discord: Developer Portal → your application → Bot → Reset Token; also "
+            "switch on Message Content Intent on that page.", values.discord_token,
+            discord_bot, discord_first_dm,
+            lambda me: f"send {me.name} a direct message from your own account (invite it to "
+                       "a server you share first if Discord does not offer a DM)"))
+
+    def platform(self, steps: Platform) -> None:
+        """Token (shape, then the platform), then the owner's id from their first message."""
+        base = self.env.get(f"{steps.prefix}_BASE_URL") or None
+        self.say(f"\n{steps.intro}")
 
         def check(token: str) -> Who:
-            values.discord_token("DISCORD_BOT_TOKEN", token)
-            return self.probe(discord_bot(token, base))
+            steps.shape(f"{steps.prefix}_BOT_TOKEN", token)
+            return self.probe(steps.sign_in(token, base))
 
-        token, me = self.secret_until_valid("Paste the Discord bot token: ", check)
+        name = steps.prefix.capitalize()
+        token, me = self.secret_until_valid(f"Paste the {name} bot token: ", check)
         self.say(f"Signed in as {me.name} (id {me.id}).")
-        self.say(f"Now send {me.name} a direct message from your own account (invite it to a "
-                 "server you share first if Discord does not offer a DM) …")
-        owner = self.probe(discord_first_dm(token, base, WAIT_FOR_MESSAGE_S))
+        self.say(f"Now {steps.write_now(me)} …")
+        owner = self.probe(steps.first_message(token, base, WAIT_FOR_MESSAGE_S))
         self.say(f"Got it: {owner.name}, id {owner.id}. You are the owner.")
-        self.answers.update({"DISCORD_BOT_TOKEN": token, "DISCORD_OWNER_ID": owner.id})
+        self.answers.update({f"{steps.prefix}_BOT_TOKEN": token,
+                             f"{steps.prefix}_OWNER_ID": owner.id})
         if base:
-            self.answers["DISCORD_BASE_URL"] = base
+            self.answers[f"{steps.prefix}_BASE_URL"] = base
 
     def models(self) -> None:
         from bot.model_check import list_models
