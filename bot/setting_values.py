@@ -133,6 +133,16 @@ def base_url(name: str, raw: str | None) -> str | None:
     return text
 
 
+def host_port(name: str, raw: str | None) -> str | None:
+    """``host:port``, e.g. 127.0.0.1:8443."""
+    if raw is None:
+        return None
+    host, _, number = raw.strip().rpartition(":")
+    if not host or not number.isdigit() or not 1 <= int(number) <= 65535:
+        raise ValueError(f"{shown(name, raw)} is not host:port, e.g. 127.0.0.1:8443")
+    return raw.strip()
+
+
 def time_zone(name: str, raw: str | None) -> str | None:
     """An IANA time zone name (a Windows zone name is mapped where the calendar does it)."""
     if raw is None:

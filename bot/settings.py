@@ -7,7 +7,7 @@ Secrets are kept out of ``repr`` so a settings object can be logged safely.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,6 +93,7 @@ class Settings:
             return value.strip() if value and value.strip() else None
 
         home = Path(get("FRONTDESK_HOME") or Path.home() / ".frontdesk").expanduser()
+        check_read_elsewhere(get)
         return cls(
             home=home,
             graph_workflows=values.switch("FRONTDESK_GRAPH_WORKFLOWS",
@@ -169,6 +170,17 @@ class Settings:
         values = [self.anthropic_api_key, self.openai_api_key, self.telegram_bot_token,
                   self.discord_bot_token]
         return [v for v in values if v]
+
+
+def check_read_elsewhere(get: Callable[[str], str | None]) -> None:
+    """The variables their own modules read (webhook, Discord tuning): checked here too, so
+    a bad one stops every command at start like the rest."""
+    values.base_url("FRONTDESK_TELEGRAM_WEBHOOK_URL", get("FRONTDESK_TELEGRAM_WEBHOOK_URL"))
+    values.host_port("FRONTDESK_TELEGRAM_WEBHOOK_LISTEN",
+                     get("FRONTDESK_TELEGRAM_WEBHOOK_LISTEN"))
+    for name in ("FRONTDESK_DISCORD_READY_TIMEOUT", "FRONTDESK_DISCORD_IDENTIFY_DELAY",
+                 "FRONTDESK_DISCORD_RETRY_BASE"):
+        values.number(name, get(name), unit="seconds", example="2")
 
 
 def choose_provider(env: Mapping[str, str]) -> str:

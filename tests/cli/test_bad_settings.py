@@ -43,6 +43,8 @@ BAD = [  # variable, value, words the message must carry
     ("DISCORD_ALLOWED_USERS", "1;2", "numeric user id"),
     ("TELEGRAM_BASE_URL", "127.0.0.1:8081/bot", "http(s) URL"),
     ("OPENAI_BASE_URL", "localhost:11434", "http(s) URL"),
+    ("FRONTDESK_TELEGRAM_WEBHOOK_LISTEN", "8443", "host:port"),
+    ("FRONTDESK_DISCORD_READY_TIMEOUT", "fast", "seconds"),
 ]
 
 
