@@ -50,6 +50,7 @@ class IncomingMessage:
     text: str
     user_name: str = ""
     is_private: bool = True
+    user_handle: str = ""  # the platform's @username, when it has one (pairing shows it)
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for the inbox (recovery rebuilds the message from it)."""

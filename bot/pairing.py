@@ -70,7 +70,7 @@ class Strangers:
             return await self._refuse(msg)
         name = msg.user_name or msg.user_id
         first = status is None and self.people.ask(msg.platform, msg.user_id, name,
-                                                   msg.user_name, first_words(msg.text),
+                                                   msg.user_handle, first_words(msg.text),
                                                    msg.to_json())
         # Every message while asked re-offers the prompt; its outbox key makes it one, and a
         # crash between the row and the prompt is mended by their next message.
@@ -110,8 +110,10 @@ class Strangers:
     def prompt(self, msg: IncomingMessage) -> str:
         """The owner's message about a stranger; their words shown as typed, never as markup."""
         name = escape_markdown(msg.user_name or "(no name)")
+        handle = f" (@{escape_markdown(msg.user_handle)})" if msg.user_handle else ""
         words = escape_markdown(first_words(msg.text))
-        return (f"Someone new wants to talk to me on {msg.platform}: {name}, id {msg.user_id}."
+        return (f"Someone new wants to talk to me on {msg.platform}: {name}{handle}, "
+                f"id {msg.user_id}."
                 f"\nThey wrote: {words}\nAllow them to write to me?")
 
     def buttons(self, platform: str, user_id: str) -> list[Button]:
@@ -125,7 +127,8 @@ class Strangers:
         if who in self._told or msg.platform not in OWNER_VARS:
             return
         self._told.add(who)
-        name = f" ({msg.user_name})" if msg.user_name else ""
+        handle = f", @{msg.user_handle}" if msg.user_handle else ""
+        name = f" ({msg.user_name}{handle})" if msg.user_name else ""
         if msg.platform not in self.settings.owner_ids():
             log.warning("%s is not set, so %s user %s%s was refused. If that is you, set "
                         "%s=%s in .env and restart.", OWNER_VARS[msg.platform], msg.platform,

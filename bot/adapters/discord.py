@@ -200,7 +200,8 @@ class DiscordAdapter(discord.Client):
                                message_id=str(message.id), user_id=str(message.author.id),
                                text=" ".join(text.split()),
                                user_name=message.author.display_name,
-                               is_private=message.guild is None)
+                               is_private=message.guild is None,
+                               user_handle=message.author.name)
 
     async def take(self, message: discord.Message, *, reading_back: bool = False) -> None:
         """Answer one message if it is for us (once, whatever delivers it).

@@ -30,6 +30,7 @@ def test_allow_pressed_after_a_restart_answers_the_stranger(tmp_path: Path) -> N
         assert asked.text == ASKED
         [prompt] = bot.replies(OWNER, 1)
         assert str(STRANGER) in prompt.text and "remember that I like tea" in prompt.text
+        assert "User 66 (@ann_tea)" in prompt.text  # name and username
         buttons = tokens(prompt)
         assert list(buttons) == ["Allow", "Block"]
         telegram.push_message(STRANGER, STRANGER, "hello?")  # no second prompt, no answer
@@ -58,6 +59,7 @@ def test_allow_pressed_after_a_restart_answers_the_stranger(tmp_path: Path) -> N
     listed = people()
     assert listed.returncode == 0 and str(STRANGER) in listed.stdout
     assert "allowed" in listed.stdout and "remember that I like tea" in listed.stdout
+    assert "(@ann_tea)" in listed.stdout
     assert people("remove", str(STRANGER)).returncode == 0
     assert str(STRANGER) not in people().stdout
     assert people("remove", str(STRANGER)).returncode == 1
