@@ -141,6 +141,9 @@ def reminders_reply(reminders: Reminders, argument: str, scope: str, where: tupl
     if action:
         return "Use /reminders to list this chat's reminders, /reminders cancel ID to cancel one."
     pending = reminders.pending(*where)
+    if is_owner:  # and the bot's own for the owner's chat: calendar notices, the briefing
+        pending = sorted([*pending, *(r for r in reminders.pending() if not r.chat_id)],
+                         key=lambda r: (r.due_at, r.id))
     if not pending:
         return "No reminders are pending in this chat. Say \"remind me at 17:00 to …\" to set one."
     lines = [f"{r.id} {r.due:%a} {r.due.day} {r.due:%b} {r.due:%H:%M} {_one_line(r.text)}"

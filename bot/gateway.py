@@ -37,6 +37,9 @@ TOO_SLOW = "This took too long, so I stopped; please try again."
 MAX_MESSAGE_CHARS = 16_000
 TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
             f"{MAX_MESSAGE_CHARS:,}). Please send a shorter one.")
+MAX_TRIES = 3  # a message whose answer crashed the process this often is given up, visibly
+GAVE_UP = ("Sorry, I could not answer this message: working on it stopped me {} times, so I "
+           "have set it aside. Please send it again in other words.")
 OWED_WINDOW_S = 7 * 24 * 3600.0  # presses this recent are checked for an unqueued outcome
 STALE = {"answered": "This was already decided.", "expired": "This request has expired.",
          "cancelled": "This request was cancelled.", "": "This request is no longer open."}
@@ -62,6 +65,7 @@ class Gateway:
         self.commands = CommandHandler(services.memory, services.reminders)
         self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
+        services.scheduler.brief = self.scheduled_brief  # FRONTDESK_BRIEF_AT's daily task
         self.strangers = Strangers(services.settings, services.ledger, self.outbox,
                                    services.people, services.notifier.owner_chat)
 
@@ -163,7 +167,18 @@ class Gateway:
             return await self._answer_locked(msg, is_owner)
 
     async def _answer_locked(self, msg: IncomingMessage, is_owner: bool) -> Reply:
-        """Answer a message (its chat's lock held): deliver, record, keep the history."""
+        """Answer a message (its chat's lock held): deliver, record, keep the history. Each
+        try is counted first; past MAX_TRIES (every earlier one crashed the process: a poison
+        message) the message is set aside, visibly, so the bot can start."""
+        tries = self.s.ledger.take_up(msg.platform, msg.chat_id, msg.message_id)
+        if tries > MAX_TRIES:
+            log.error("message %s/%s crashed its answer %d times; marked failed",
+                      msg.platform, msg.message_id, tries - 1)
+            self.s.ledger.fail(msg.platform, msg.chat_id, msg.message_id,
+                               f"gave up after {tries - 1} tries")
+            reply = Reply(GAVE_UP.format(tries - 1), "failed", run_id_for(msg))
+            await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
+            return reply
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
         deadline = asyncio.timeout(self.s.settings.answer_deadline)
         try:

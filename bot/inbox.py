@@ -87,6 +87,9 @@ MIGRATIONS = [
             PRIMARY KEY (platform, chat_id)
         );
     """),
+    ("gateway_005_inbox_attempts", """
+        ALTER TABLE inbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+    """),
 ]
 MAX_MOVES = 5  # a chat moved more often than this is a loop, not a migration
 
@@ -184,6 +187,15 @@ class Ledger:
             "INSERT OR IGNORE INTO inbox (platform, chat_id, message_id, user_id, payload,"
             " status, error, received_at, done_at) VALUES (?, ?, ?, ?, ?, 'failed', ?, ?, ?)",
             (platform, chat_id, message_id, user_id, json.dumps(payload), error, now, now))
+
+    def take_up(self, platform: str, chat_id: str, message_id: str) -> int:
+        """Count one more try at answering an open message (written before the work, so a
+        try that crashed the process counts too); how many tries there have been now."""
+        row = self.conn.execute(
+            "UPDATE inbox SET attempts = attempts + 1"
+            " WHERE platform = ? AND chat_id = ? AND message_id = ? RETURNING attempts",
+            (platform, chat_id, message_id)).fetchone()
+        return int(row[0]) if row else 0
 
     def status(self, platform: str, chat_id: str, message_id: str) -> str | None:
         """The inbox status of one message, or None if it was never recorded."""

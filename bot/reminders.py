@@ -32,7 +32,9 @@ from sqlitedb import Migration, migrate, transaction
 
 MAX_PENDING = 100  # per person
 MAX_TEXT_CHARS = 1000
-KINDS = ("text", "prompt", "calendar")  # a text to repeat, a prompt for the agent, an event
+# a text to repeat, a prompt for the agent, an event's notice, the morning briefing
+KINDS = ("text", "prompt", "calendar", "brief")
+LIMITED_KINDS = ("text", "prompt")  # what a person sets; the bot's own do not count
 
 MIGRATIONS: list[Migration] = [
     ("reminders_001_create", """
@@ -134,7 +136,7 @@ class Reminders:
     def __init__(self, conn: sqlite3.Connection, clock: Callable[[], float] = time.time) -> None:
         self.conn, self.clock = conn, clock
         migrate(conn, MIGRATIONS)
-        self.listeners: list[Callable[[], None]] = []  # told when the next due time may move
+        self.listeners: list[Callable[[], object]] = []  # told when the next due time may move
 
     def _changed(self) -> None:
         for listener in self.listeners:
@@ -171,7 +173,7 @@ class Reminders:
         if first <= now:
             raise ReminderError(f"{local_label(local)} has already passed. When should I "
                                 "remind you?")
-        if kind != "calendar" and self.count_pending(scope) >= MAX_PENDING:
+        if kind in LIMITED_KINDS and self.count_pending(scope) >= MAX_PENDING:
             raise ReminderError(f"You already have {MAX_PENDING} pending reminders, the most "
                                 "I keep; cancel one first (/reminders cancel ID).")
         with transaction(self.conn):
@@ -208,7 +210,8 @@ class Reminders:
     def count_pending(self, scope: str) -> int:
         """How many pending reminders a person has."""
         row = self.conn.execute("SELECT COUNT(*) FROM reminders WHERE status = 'pending'"
-                                " AND scope = ? AND kind != 'calendar'", (scope,)).fetchone()
+                                " AND scope = ? AND kind IN ('text', 'prompt')",
+                                (scope,)).fetchone()
         return int(row[0])
 
     def due(self, now: float) -> list[Reminder]:
@@ -254,6 +257,16 @@ class Reminders:
             + owner_clause, args)
         self._changed()
         return cursor.rowcount == 1
+
+    def cancel_sources(self, prefix: str, keep: str | None) -> int:
+        """Cancel the pending reminders whose source starts with ``prefix``, but ``keep``:
+        a setting's task (FRONTDESK_BRIEF_AT) replaced by its new value, or unset."""
+        cursor = self.conn.execute(
+            "UPDATE reminders SET status = 'cancelled' WHERE status = 'pending'"
+            " AND substr(source, 1, ?) = ? AND source IS NOT ?", (len(prefix), prefix, keep))
+        if cursor.rowcount:
+            self._changed()
+        return cursor.rowcount
 
     def sync_calendar(self, wanted: Mapping[str, tuple[datetime, str]], platform: str,
                       zone: tzinfo, now: float) -> tuple[int, int]:

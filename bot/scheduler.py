@@ -12,6 +12,11 @@ it fire again, the chat gets it once. An occurrence that came due before this pr
 is marked late ("(late: due 17:00)"); a recurring one then moves to its next occurrence after
 now, so days offline owe one message, not one per missed day.
 
+``FRONTDESK_BRIEF_AT`` is one such recurring task (kind ``brief``, set by ``schedule_briefing``
+at start): its occurrence runs the briefing workflow (``Scheduler.brief``, the gateway's) as the
+run ``brief-<day>``, so a briefing missed while the bot was down is sent once, and a restart
+on the same day does not make a second.
+
 Usage::
 
     scheduler = build_scheduler(SchedulerDeps(reminders=..., runs=..., ...))
@@ -40,12 +45,14 @@ from graphs import END, START, Graph, Node
 from graphs.agent_nodes import agent_node
 from graphs.protocols import AgentLoop
 from graphs.runs import Runs
+from graphs.workflows.brief import parse_at
 
 log = logging.getLogger(__name__)
 WORKFLOW = "reminder"
 RETRY_S = 30.0  # an occurrence whose firing failed is tried again after this long
 CALENDAR_EVERY_S = 300.0  # how often the calendar is re-read for notices
 CALENDAR_AHEAD_S = 2 * 3600.0  # how far past the notice lead the calendar is read
+BRIEF_SOURCE = "setting:FRONTDESK_BRIEF_AT="  # + the value: the briefing task it set
 
 
 @dataclass(frozen=True)
@@ -175,6 +182,8 @@ class Scheduler:
         self._retry_at: dict[tuple[int, float], float] = {}  # (id, due_at) -> retry time
         self._calendar_at = 0.0  # when the calendar is read next
         self.fired: deque[tuple[Reminder, float]] = deque(maxlen=100)  # (occurrence, at)
+        # The briefing of a day (the gateway's ``scheduled_brief``), for ``brief`` tasks.
+        self.brief: Callable[[str], Awaitable[None]] | None = None
         deps.reminders.listeners.append(self.poke)
 
     def poke(self) -> None:
@@ -232,6 +241,11 @@ class Scheduler:
 
     async def fire(self, reminder: Reminder, *, late: bool, now: float) -> None:
         """The occurrence's run: started, or (after a crash) taken as it ended."""
+        if reminder.kind == "brief":  # its own workflow, the run brief-<day>
+            if self.brief is None:
+                raise RuntimeError("the briefing is not wired to a gateway")
+            await self.brief(reminder.due_local[:10])
+            return
         run_id = occurrence_run_id(reminder)
         meta = {"platform": reminder.platform, "chat_id": reminder.chat_id,
                 "user": reminder.scope, "reminder": reminder.id}
@@ -256,6 +270,22 @@ class Scheduler:
         wanted = calendar_notices(found.events, before, now)
         return self.reminders.sync_calendar(wanted, self.deps.owner_platform(),
                                             self.deps.zone or calendar.zone, self.clock())
+
+
+def schedule_briefing(reminders: Reminders, at: str | None, zone: tzinfo,
+                      platform: str) -> Reminder | None:
+    """FRONTDESK_BRIEF_AT as the owner's daily task, from its next occurrence; a task of an
+    earlier value is cancelled, and with the setting unset, every one. One the owner cancelled
+    stays cancelled while the value is the same."""
+    source = BRIEF_SOURCE + at if at else None
+    reminders.cancel_sources(BRIEF_SOURCE, keep=source)
+    if at is None or source is None:
+        return None
+    hours, minutes = parse_at(at)
+    now = datetime.fromtimestamp(reminders.clock(), zone)
+    first = now.replace(hour=hours, minute=minutes, second=0, microsecond=0)
+    return reminders.add("owner", platform, "", "the morning briefing", first, zone=zone,
+                         rrule="FREQ=DAILY", kind="brief", source=source)
 
 
 def build_scheduler(deps: SchedulerDeps) -> Scheduler:

@@ -32,6 +32,7 @@ from bot.reminders import Reminders
 from bot.scheduler import Scheduler, SchedulerDeps, build_scheduler
 from bot.settings import Settings
 from bot.tools import Caller, ToolRegistry
+from bot.wakeup import Wakeup
 from bot.workflow_commands import briefing_input
 from graphs import END, START, Graph, Node
 from graphs.agent_nodes import agent_node
@@ -110,6 +111,7 @@ class Services:
     runs: Runs = field(init=False)  # the durable rules over ``store`` and the workflows
     reminders: Reminders = field(init=False)
     scheduler: Scheduler = field(init=False)  # fires reminders; ``frontdesk run`` starts it
+    wakeup: Wakeup = field(init=False)  # tells a running bot's timer of reminders set here
 
     def __post_init__(self) -> None:
         self.triage = triage.build(triage.TriageDeps(
@@ -135,6 +137,8 @@ class Services:
             self.runs.register(graph)
         self.runs.register(self.brief)
         self.reminders = Reminders(connect(self.settings.database))
+        self.wakeup = Wakeup(self.settings.home / "wake.sock")
+        self.reminders.listeners.append(self.wakeup.poke)
         if "set_reminder" not in self.tools.names():
             self.tools.register(reminder_tool(self.reminders, self.owner_zone))
         self.scheduler = build_scheduler(SchedulerDeps(

@@ -8,18 +8,16 @@ import importlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 
 from bot.banner import announce, general_lines
 from bot.cli import version
 from bot.gateway import Gateway
 from bot.logs import setup_logging
+from bot.scheduler import schedule_briefing
 from bot.services import Services
 from bot.settings import Settings
-from graphs.workflows.brief import daily
 
 EXPIRY_CHECK_S = 30.0
-BRIEF_CURSOR = "brief:last_day"  # the ledger cursor holding the last briefing's day
 log = logging.getLogger(__name__)
 
 
@@ -31,16 +29,6 @@ async def expire_forever(gateway: Gateway) -> None:
             await gateway.expire()
         except Exception:
             log.exception("expiring waits failed")
-
-
-async def brief_daily(gateway: Gateway, services: Services) -> None:
-    """FRONTDESK_BRIEF_AT: the briefing every day in the owner's chat; one missed while the
-    bot was down is sent once on start (the last day sent is kept in the ledger's cursors)."""
-    ledger, zone = services.ledger, services.owner_zone()
-    await daily(services.settings.brief_at or "", zone,
-                last_sent=lambda: ledger.cursor(BRIEF_CURSOR),
-                mark_sent=lambda day: ledger.set_cursor(BRIEF_CURSOR, day),
-                send=gateway.scheduled_brief, clock=lambda: datetime.now(zone))
 
 
 def _entry(module: str, name: str) -> Callable[..., Awaitable[None]]:
@@ -55,6 +43,9 @@ async def serve(settings: Settings) -> int:
         announce(line)
     gateway = Gateway(services)
     await gateway.start()
+    # FRONTDESK_BRIEF_AT is a daily task of the reminder timer (unset: its task cancelled).
+    schedule_briefing(services.reminders, settings.brief_at, services.owner_zone(),
+                      services.notifier.targets("")[0])
     jobs: list[Awaitable[None]] = []
     # Each adapter's library (and the dashboard's) is imported only when configured.
     if settings.telegram_bot_token:
@@ -75,10 +66,9 @@ async def serve(settings: Settings) -> int:
         announce("  Console:    no TELEGRAM_BOT_TOKEN or DISCORD_BOT_TOKEN: chatting here "
                  "(Ctrl-D or Ctrl-C leaves)")
         jobs.append(run_console(gateway))
+    await services.wakeup.listen(services.scheduler.poke)  # reminders set by `frontdesk chat`
     background = [asyncio.create_task(expire_forever(gateway)),
                   asyncio.create_task(services.scheduler.run())]  # reminders
-    if settings.brief_at:
-        background.append(asyncio.create_task(brief_daily(gateway, services)))
     tasks = [asyncio.ensure_future(_stop_reason(job)) for job in jobs]
     try:  # the first job to end (the console at EOF, an adapter that fails) ends the process
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -86,6 +76,7 @@ async def serve(settings: Settings) -> int:
         for task in [*tasks, *background]:
             task.cancel()
         await asyncio.gather(*tasks, *background, return_exceptions=True)
+        await services.wakeup.close()
     reasons = [reason for task in done if (reason := task.result())]
     for reason in reasons:
         print(reason, file=sys.stderr)

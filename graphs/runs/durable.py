@@ -28,6 +28,8 @@ from graphs.graph import Graph, GraphRunError, Observer, RunResult
 from graphs.runs.protocol import Registry, Workflow, result_of
 from graphs.runs.store import RunStore
 
+MAX_TRIES = 3  # a run is tried this often (its first go, then recoveries), then failed
+
 log = logging.getLogger(__name__)
 
 
@@ -79,11 +81,23 @@ class Runs:
         return result
 
     async def recover(self, observer: Observer | None = None) -> list[RunResult]:
-        """Continue every run left ``running`` (call once at start, after registering)."""
+        """Continue every run left ``running`` (call once at start, after registering).
+
+        Each recovery is noted before the run goes on, so one that crashes the process every
+        time (a poison run) is counted: after ``MAX_TRIES`` tries that each died, it ends as failed
+        instead of keeping the bot from starting.
+        """
         runs = self.store.runs(limit=1_000_000, status="running")
         unknown = [r.id for r in runs if r.workflow not in self.registry]
         if unknown:
             log.warning("not recovering runs of unregistered workflows: %s", ", ".join(unknown))
+        for run in runs:
+            self.store.note(run.id, "recovered")
+            if (died := self.store.recoveries(run.id)) >= MAX_TRIES:  # first go + recoveries
+                log.error("run %s: the process died in each of its %d tries; failed", run.id,
+                          died)
+                self.store.stop(run.id, "failed",
+                                error=f"the process died in each of its {died} tries")
         continued = await asyncio.gather(
             *(self._continue(r.id, observer, ("running",)) for r in runs
               if r.workflow in self.registry), return_exceptions=True)

@@ -85,6 +85,12 @@ class RunReading:
             chosen.update(json.loads(data).get("steps", []))
         return chosen
 
+    def recoveries(self, run_id: str) -> int:
+        """How often recovery has taken the run up (``recovered`` events)."""
+        row = self.conn.execute("SELECT COUNT(*) FROM run_events WHERE run_id = ? AND"
+                                " event = 'recovered'", (run_id,)).fetchone()
+        return int(row[0])
+
     def untaken(self, run_id: str) -> list[WaitInfo]:
         """The run's answered (or expired) waits that it has not used yet."""
         return [wait for wait in self.waits(None, run_id) if _untaken(wait)]

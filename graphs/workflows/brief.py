@@ -7,8 +7,9 @@ offline, failed — is *not checked*, and the card says so); the assembled brief
 owner (``ask``:
 Approve / Revise / Discard — Revise asks what should change, rewrites, and asks again); on
 approval it is sent and saved as a note. A refused model call (the daily budget) stops the
-run with a sentence saying so: no briefing is made of it. ``daily`` is the schedule: every day at
-``FRONTDESK_BRIEF_AT`` in the owner's zone, a missed briefing sent once on start.
+run with a sentence saying so: no briefing is made of it. The schedule (every day at
+``FRONTDESK_BRIEF_AT``) is a recurring task of the reminder timer (``bot.scheduler``);
+``parse_at`` reads the setting.
 
 Usage::
 
@@ -20,11 +21,9 @@ Usage::
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from graphs.flows import AgentKit, Workflow, agent, ask, parallel, pipeline, step, workflow
@@ -32,7 +31,6 @@ from graphs.protocols import AgentLoop, ChatModel, parse_json_object
 from graphs.workflows.guards import NeedsVerdict, NoVerdict, Refused, StopOnRefusal
 
 log = logging.getLogger(__name__)
-RETRY_S = 300.0  # a failed scheduled briefing is tried again after this long
 PROMPTS = {
     "brief_related": "You prepare the owner's day. Search the owner's notes for anything "
                      "related to this calendar event (people, places, topics) and list the "
@@ -222,7 +220,7 @@ def build(deps: BriefDeps) -> Workflow:
     return brief
 
 
-# -- the daily schedule ---------------------------------------------------------------------
+# -- the setting of the daily schedule -------------------------------------------------------
 
 def parse_at(at: str) -> tuple[int, int]:
     """'07:30' -> (7, 30); a ValueError that says the expected form otherwise."""
@@ -230,41 +228,3 @@ def parse_at(at: str) -> tuple[int, int]:
     if not (hours.isdigit() and minutes.isdigit() and int(hours) < 24 and int(minutes) < 60):
         raise ValueError(f"FRONTDESK_BRIEF_AT={at!r}: expected HH:MM, e.g. 07:30")
     return int(hours), int(minutes)
-
-
-def latest_slot(now: datetime, at: str, zone: tzinfo) -> datetime:
-    """The most recent scheduled time at or before ``now`` (today's, else yesterday's)."""
-    hours, minutes = parse_at(at)
-    local = now.astimezone(zone)
-    slot = local.replace(hour=hours, minute=minutes, second=0, microsecond=0)
-    return slot if slot <= local else slot - timedelta(days=1)
-
-
-def due(now: datetime, at: str, zone: tzinfo, last_sent: str | None) -> str | None:
-    """The slot's day (ISO) if its briefing is still owed, else None.
-
-    Only the most recent slot counts: after days offline, one briefing is owed, not one per
-    missed day.
-    """
-    slot = latest_slot(now, at, zone).date().isoformat()
-    return slot if last_sent is None or last_sent < slot else None
-
-
-async def daily(at: str, zone: tzinfo, *, last_sent: Callable[[], str | None],
-                mark_sent: Callable[[str], None], send: Callable[[str], Awaitable[None]],
-                clock: Callable[[], datetime],
-                sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
-    """Forever: send the owed briefing (``send(slot_day)``), then sleep until the next slot."""
-    parse_at(at)
-    while True:
-        now = clock()
-        slot = due(now, at, zone, last_sent())
-        wait = (latest_slot(now, at, zone) + timedelta(days=1) - now).total_seconds()
-        if slot is not None:
-            try:
-                await send(slot)
-                mark_sent(slot)
-            except Exception:
-                log.exception("the briefing for %s failed; trying again soon", slot)
-                wait = min(wait, RETRY_S)
-        await sleep(max(1.0, wait))

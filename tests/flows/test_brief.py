@@ -6,7 +6,7 @@ import argparse
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,12 @@ from bot.adapters.console import ConsoleAdapter, console_message
 from bot.commands import runs as runs_command
 from bot.gateway import Gateway
 from bot.messages import Reply
-from bot.models import ModelError, Models
+from bot.models import Models
 from bot.models.base import Message, ToolSpec, as_messages
 from bot.models.base import Reply as ModelReply
 from bot.services import Services
 from bot.settings import Settings
 from graphs.flows import flow_view
-from graphs.workflows.brief import daily, due
 from tests.fakes.model import FakeModel
 
 Answer = Callable[[list[Message]], "str | list[tuple[str, dict[str, Any]]]"]
@@ -188,79 +187,3 @@ async def test_the_scheduled_briefing_reaches_the_owner_once_per_day(desk: Desk)
     assert len(asked) == 1 and [r.id for r in desk.gateway.s.store.runs()] == ["brief-2030-01-02"]
     done = await desk.say("1")
     assert "Saved as note #" in done.text
-
-
-def test_only_the_latest_missed_slot_is_owed() -> None:
-    at = datetime(2030, 1, 14, 7, 0, tzinfo=UTC)
-    assert due(at, "08:00", UTC, "2030-01-10") == "2030-01-13"  # four missed days: one owed
-    assert due(at, "08:00", UTC, "2030-01-13") is None
-    assert due(at + timedelta(hours=1), "08:00", UTC, "2030-01-13") == "2030-01-14"
-    assert due(at, "06:30", UTC, None) == "2030-01-14"
-    with pytest.raises(ValueError, match="HH:MM"):
-        due(at, "8am", UTC, None)
-
-
-class Stop(Exception):
-    """Ends the schedule's loop in a test."""
-
-
-async def test_the_schedule_sends_a_missed_briefing_once_then_the_next_at_its_time(
-        desk: Desk) -> None:
-    ledger, sent, naps = desk.gateway.s.ledger, list[str](), list[float]()
-    ledger.set_cursor("brief:last_day", "2030-01-10")
-    clock = iter([datetime(2030, 1, 14, 7, 0, tzinfo=UTC),    # start: the 13th's is owed
-                  datetime(2030, 1, 14, 8, 0, 1, tzinfo=UTC)])  # woken at the 14th's slot
-
-    async def send(day: str) -> None:
-        sent.append(day)
-        await desk.gateway.scheduled_brief(day)
-
-    async def sleep(seconds: float) -> None:
-        naps.append(seconds)
-        if len(naps) == 2:
-            raise Stop
-
-    with pytest.raises(Stop):
-        await daily("08:00", UTC, last_sent=lambda: ledger.cursor("brief:last_day"),
-                    mark_sent=lambda day: ledger.set_cursor("brief:last_day", day), send=send,
-                    clock=lambda: next(clock), sleep=sleep)
-    assert sent == ["2030-01-13", "2030-01-14"]
-    assert naps[0] == 3600.0 and ledger.cursor("brief:last_day") == "2030-01-14"
-    assert sum("Send this briefing?" in text for _, text in desk.console.sent) == 2
-
-
-async def test_a_refused_call_stops_the_briefing_with_a_sentence_and_nothing_made(
-        desk: Desk) -> None:
-    desk.big.refusing = "Today's model budget of $2.00 is used up."
-    reply = await desk.say("/brief")
-    assert reply.text == ("Today's model budget of $2.00 is used up. I stopped: no briefing "
-                          "was made.")
-    assert reply.buttons == [] and desk.small.history == []
-    assert [n.text for n in desk.gateway.s.memory.recent("owner", 5)] == ["Ann prefers green tea"]
-    run = desk.gateway.s.store.run(reply.run_id or "")
-    assert run is not None and run.status == "completed"
-
-
-async def test_a_check_with_no_verdict_offline_or_failed_is_shown_as_not_checked(
-        desk: Desk) -> None:
-    def check_without_verdict(messages: list[Message]) -> str:
-        if "Dentist" in messages[1].content:
-            raise ModelError("The OpenAI API had a server error (HTTP 500).")
-        return "Looks right to me."
-
-    desk.small.answers["check"] = check_without_verdict
-    asked = await desk.say("/brief")
-    assert "Facts: not checked — the model gave no verdict (09:00–09:30 Coffee with Ann)" \
-        in asked.text
-    assert ("Facts: not checked — the check failed (The OpenAI API had a server error "
-            "(HTTP 500).) (14:00–14:30 Dentist)") in asked.text
-    assert [c.purpose for c in desk.big.history].count("fix") == 0  # no verdict: nothing fixed
-    done = await desk.say("approve")
-    assert "not checked" not in desk.gateway.s.memory.recent("owner", 1)[0].text
-    assert "Saved as note #" in done.text
-
-
-async def test_an_offline_check_is_not_a_pass(desk: Desk) -> None:
-    desk.small.provider = "offline"  # the checker fell back offline, verdict or not
-    asked = await desk.say("/brief")
-    assert asked.text.count("Facts: not checked — the model was offline") == 2

@@ -38,3 +38,33 @@ async def test_a_reminder_set_while_idle_fires_within_two_seconds(tmp_path: Path
         assert scheduler.delay() is None  # done: asleep again
     finally:
         timer.cancel()
+
+
+async def test_a_reminder_set_by_another_process_wakes_the_running_timer(tmp_path: Path) -> None:
+    def services_on(home: Path) -> Services:
+        return Services.from_settings(
+            make_settings(home, FRONTDESK_TIMEZONE="Europe/Berlin"),
+            models=Models(small=OfflineModel(role="small"), big=OfflineModel(role="big")))
+
+    running = services_on(tmp_path / "home")  # `frontdesk run`
+    gateway = Gateway(running)
+    await gateway.start()
+    adapter = RecordingAdapter()
+    await gateway.attach(adapter)
+    assert await running.wakeup.listen(running.scheduler.poke)
+    timer = asyncio.create_task(running.scheduler.run())
+    try:
+        await asyncio.sleep(0)  # the timer waits with no time-out: nothing is pending
+        assert running.scheduler.delay() is None
+        other = services_on(tmp_path / "home")  # `frontdesk chat`: its own connection
+        zone = other.owner_zone()
+        due = time.time() + 1.0
+        other.reminders.add("owner", "telegram", OWNER, "stretch",
+                            datetime.fromtimestamp(due, zone), zone=zone)
+        await asyncio.wait_for(adapter.changed.wait(), 10)
+        assert adapter.to(OWNER) == ["⏰ Reminder: stretch"]
+        assert time.time() - due < 2.0
+    finally:
+        timer.cancel()
+        await running.wakeup.close()
+    assert not other.wakeup.poke()  # nobody listens any more: refused, quietly
