@@ -42,6 +42,12 @@ def first_words(text: str, limit: int = FIRST_WORDS) -> str:
     return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 
+def prompt_key(platform: str, user_id: str, message_id: str) -> str:
+    """The outbox key of the owner's prompt about one ask (a new ask after
+    ``frontdesk people remove`` is a new prompt)."""
+    return f"pairing:{platform}:{user_id}:{message_id}"
+
+
 def is_pairing(target: ButtonTarget) -> bool:
     """Whether a pressed token is one of pairing's Allow / Block buttons."""
     return target.run_id.startswith(PAIRING_RUN)
@@ -86,7 +92,7 @@ class Strangers:
         if waiting is None:
             return
         chat = await self.owner_chat(owner_platform)
-        key = f"pairing:{platform}:{user_id}"
+        key = prompt_key(platform, user_id, str(waiting.get("message_id")))
         if self.ledger.parts(owner_platform, chat, key):
             return
         await self.outbox.deliver(owner_platform, chat, key,

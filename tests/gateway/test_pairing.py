@@ -9,15 +9,17 @@ import logging
 
 import pytest
 
-from bot.pairing import ASKED, REFUSAL
+from bot.messages import IncomingMessage
+from bot.pairing import ASKED, REFUSAL, prompt_key
 from tests.gateway.conftest import OWNER, OWNER_CHAT, STRANGER, Harness, HarnessFactory
 
 PAIRING = {"FRONTDESK_PAIRING": "ask"}
 
 
-def prompt_buttons(harness: Harness, user: str = STRANGER) -> dict[str, str]:
-    """Label -> token of the owner's prompt about ``user``."""
-    [part] = harness.services.ledger.parts("telegram", OWNER_CHAT, f"pairing:telegram:{user}")
+def prompt_buttons(harness: Harness, msg: IncomingMessage) -> dict[str, str]:
+    """Label -> token of the owner's prompt about the stranger who sent ``msg``."""
+    key = prompt_key("telegram", msg.user_id, msg.message_id)
+    [part] = harness.services.ledger.parts("telegram", OWNER_CHAT, key)
     assert part.buttons is not None
     return {b["label"]: b["token"] for b in part.buttons}
 
@@ -30,8 +32,8 @@ async def answered(harness: Harness) -> None:
 async def test_a_stranger_asks_the_owner_once_and_no_model_is_called(
         make_harness: HarnessFactory) -> None:
     harness = await make_harness(**PAIRING)
-    first = await harness.gateway.handle(harness.message("hello, I'm Ann", STRANGER,
-                                                         name="Ann Smith"))
+    hello = harness.message("hello, I'm Ann", STRANGER, name="Ann Smith")
+    first = await harness.gateway.handle(hello)
     assert first is not None and (first.route, first.text) == ("refused", ASKED)
     for text in ("are you there?", "please answer"):
         assert await harness.gateway.handle(harness.message(text, STRANGER)) is None
@@ -39,15 +41,16 @@ async def test_a_stranger_asks_the_owner_once_and_no_model_is_called(
     [prompt] = harness.adapter.to(OWNER_CHAT)
     assert "Ann Smith" in prompt and STRANGER in prompt and "telegram" in prompt
     assert "hello, I'm Ann" in prompt.replace("\\", "")
-    assert list(prompt_buttons(harness)) == ["Allow", "Block"]
+    assert list(prompt_buttons(harness, hello)) == ["Allow", "Block"]
     assert harness.small.history == [] and harness.big.history == []
 
 
 async def test_allow_after_a_restart_answers_the_waiting_message_and_lets_them_in(
         make_harness: HarnessFactory) -> None:
     before = await make_harness(**PAIRING)
-    await before.gateway.handle(before.message("what's on today?", STRANGER))
-    token = prompt_buttons(before)["Allow"]
+    asked = before.message("what's on today?", STRANGER)
+    await before.gateway.handle(asked)
+    token = prompt_buttons(before, asked)["Allow"]
     after = await make_harness(**PAIRING)  # a new process on the same database
     result = await after.gateway.press("telegram", OWNER, token)
     assert result.accepted and result.alert == "Allow ✓"
@@ -57,15 +60,16 @@ async def test_allow_after_a_restart_answers_the_waiting_message_and_lets_them_i
     assert "what's on today?" in reply  # the PurposeModel echoes what it answered
     later = await after.send("and tomorrow?", STRANGER)
     assert later.route != "refused" and "and tomorrow?" in later.text
-    again = await after.gateway.press("telegram", OWNER, prompt_buttons(after)["Block"])
+    again = await after.gateway.press("telegram", OWNER, prompt_buttons(after, asked)["Block"])
     assert not again.accepted and "already decided" in again.alert
     assert after.services.people.status("telegram", STRANGER) == "allowed"
 
 
 async def test_block_keeps_them_refused(make_harness: HarnessFactory) -> None:
     harness = await make_harness(**PAIRING)
-    await harness.gateway.handle(harness.message("hi", STRANGER))
-    result = await harness.gateway.press("telegram", OWNER, prompt_buttons(harness)["Block"])
+    hi = harness.message("hi", STRANGER)
+    await harness.gateway.handle(hi)
+    result = await harness.gateway.press("telegram", OWNER, prompt_buttons(harness, hi)["Block"])
     assert result.accepted and result.alert == "Block ✓"
     assert await harness.gateway.handle(harness.message("hi again", STRANGER)) is not None
     assert await harness.gateway.handle(harness.message("hello?", STRANGER)) is None
@@ -76,10 +80,25 @@ async def test_block_keeps_them_refused(make_harness: HarnessFactory) -> None:
 
 async def test_only_the_owner_can_press(make_harness: HarnessFactory) -> None:
     harness = await make_harness(**PAIRING)
-    await harness.gateway.handle(harness.message("hi", STRANGER))
-    result = await harness.gateway.press("telegram", STRANGER, prompt_buttons(harness)["Allow"])
+    hi = harness.message("hi", STRANGER)
+    await harness.gateway.handle(hi)
+    result = await harness.gateway.press("telegram", STRANGER, prompt_buttons(harness, hi)["Allow"])
     assert not result.accepted
     assert harness.services.people.status("telegram", STRANGER) == "asked"
+
+
+async def test_after_remove_they_ask_again(make_harness: HarnessFactory) -> None:
+    harness = await make_harness(**PAIRING)
+    first = harness.message("hi", STRANGER)
+    await harness.gateway.handle(first)
+    await harness.gateway.press("telegram", OWNER, prompt_buttons(harness, first)["Allow"])
+    await answered(harness)
+    assert harness.services.people.remove(STRANGER) == 1  # `frontdesk people remove`
+    second = harness.message("hello again", STRANGER)
+    reply = await harness.gateway.handle(second)
+    assert reply is not None and reply.text == ASKED
+    assert list(prompt_buttons(harness, second)) == ["Allow", "Block"]
+    assert len(harness.adapter.to(OWNER_CHAT)) == 2
 
 
 async def test_pairing_off_refuses_and_tells_the_terminal_once_per_person(
