@@ -2,6 +2,8 @@
 
 Every subcommand lives in ``bot/commands/<name>.py`` as ``main(args, settings) -> int`` and is
 imported only when used, so ``frontdesk --help`` stays fast (the model SDKs take ~1 s to import).
+A bad setting stops any command with exit status 2 and one line naming the variable; a bug
+never shows a traceback: one line, and the log file that holds the details (exit status 1).
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.settings import Settings
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="frontdesk",
         description="Frontdesk: a self-hosted assistant that triages every message with a graph.",
     )
+    parser.add_argument("--version", action="version", version=f"frontdesk {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sub.add_parser("run", help="start every adapter with a token configured; else the console")
@@ -56,7 +63,30 @@ def build_parser() -> argparse.ArgumentParser:
     graph = sub.add_parser("graph", help="print a workflow's graph")
     graph.add_argument("name", metavar="NAME")
     graph.add_argument("--mermaid", action="store_true", help="as a Mermaid diagram (default)")
+
+    # issue 19: the first ten minutes
+    sub.add_parser("setup", help="an interactive wizard that writes .env (needs a terminal)")
+    doctor = sub.add_parser("doctor", help="check the settings, data, platforms and models")
+    doctor.add_argument("--json", action="store_true", help="print a JSON object only")
+    people = sub.add_parser("people", help="people allowed or blocked through pairing")
+    people.add_argument("action", nargs="?", choices=["remove"], metavar="remove")
+    people.add_argument("id", nargs="?", metavar="ID")
     return parser
+
+
+# Commands that run on bad settings too (they report or repair them): settings may be None.
+WITHOUT_SETTINGS = {"setup", "doctor"}
+
+
+def version() -> str:
+    """The installed package's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("frontdesk")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,13 +102,38 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     load_dotenv(os.path.join(os.getcwd(), ".env"), override=False)
     try:
-        settings = Settings.from_env(os.environ)
+        settings: Settings | None = Settings.from_env(os.environ)
+        assert settings is not None
+        settings.check_files()
     except ValueError as exc:
-        print(f"frontdesk: {exc}", file=sys.stderr)
-        return 2
-    module = importlib.import_module(f"bot.commands.{args.command}")
-    code: int = module.main(args, settings)
+        if args.command not in WITHOUT_SETTINGS:
+            print(f"frontdesk: {exc}", file=sys.stderr)
+            return 2
+        settings = None
+    if settings is not None:
+        from bot.logs import quiet_last_resort
+
+        quiet_last_resort(settings)
+    try:
+        module = importlib.import_module(f"bot.commands.{args.command}")
+        code: int = module.main(args, settings)
+    except KeyboardInterrupt:
+        print("frontdesk: stopped", file=sys.stderr)
+        return 130
+    except Exception as error:  # a bug: one line for the user, the details in the log file
+        return report_bug(error, settings or Settings.from_env({}))
     return code
+
+
+def report_bug(error: Exception, settings: Settings) -> int:
+    """Tell the user in one line (secrets masked) where the details of a bug are; status 1."""
+    from bot.logs import SecretFilter, one_line, write_details
+
+    path = write_details(settings, error)
+    said = SecretFilter(settings.secrets()).scrub(one_line(str(error)))
+    print(f"frontdesk: unexpected error ({type(error).__name__}: {said}). Details are in "
+          f"{path}; please include that file if you report it.", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

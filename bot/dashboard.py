@@ -3,9 +3,12 @@
 It listens on 127.0.0.1 unless told otherwise, and refuses any other address unless
 ``FRONTDESK_DASHBOARD_TOKEN`` is set; with a token set, every request must carry it (the
 ``?token=`` link sets a cookie). Without a token, only loopback ``Host`` headers are served, so
-a web page elsewhere cannot read it through DNS rebinding. It only reads the run log: there is
-nothing to change, so there is nothing to forge. The pages build their DOM from the JSON with
-``textContent``; a strict Content-Security-Policy forbids inline scripts besides.
+a web page elsewhere cannot read it through DNS rebinding. Inside ``frontdesk run`` the owner
+may answer a waiting approval (``POST /api/runs/{id}/answer``, ``bot.dashboard_actions``):
+besides the access rule, that POST must carry the CSRF token that ``/api/runs`` hands out
+(``X-CSRF-Token``; another site's page cannot read it) and, when the browser sends one, an
+``Origin`` of this very host. The pages build their DOM from the JSON with ``textContent``;
+a strict Content-Security-Policy forbids inline scripts besides.
 
 Usage::
 
@@ -22,8 +25,9 @@ import ipaddress
 import json
 import logging
 import os
+import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,12 +63,19 @@ class DashboardRefused(ValueError):
     """The dashboard will not listen where it was asked to (says why and what to do)."""
 
 
+Answer = Callable[[str, str], Awaitable[tuple[bool, str]]]  # (run id, option) -> outcome
+
+
 @dataclass
 class DashboardData:
-    """Where the pages read from: the run log and the workflows by name."""
+    """Where the pages read from: the run log and the workflows by name; today's spend and
+    the answering of approvals when the dashboard runs inside ``frontdesk run``."""
 
     store: RunStore
     registry: Registry
+    spend: Callable[[], dict[str, Any]] | None = None
+    answer: Answer | None = None
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
 
 
 @dataclass
@@ -104,6 +115,7 @@ def build_app(data: DashboardData, token: str | None = None) -> web.Application:
     app.router.add_get("/runs/{run_id}", _page("run.html"))
     app.router.add_get("/api/runs", _api_runs(data))
     app.router.add_get("/api/runs/{run_id}", _api_run(data))
+    app.router.add_post("/api/runs/{run_id}/answer", _api_answer(data))
     app.router.add_static("/static/", STATIC, show_index=False, follow_symlinks=False)
     return app
 
@@ -129,7 +141,8 @@ async def start_dashboard(data: DashboardData, host: str = DEFAULT_HOST,
 
 async def serve_dashboard(services: Services, settings: Settings, *, host: str | None = None,
                           port: int | None = None,
-                          on_ready: Callable[[str], None] | None = None) -> None:
+                          on_ready: Callable[[str], None] | None = None,
+                          answer: Answer | None = None) -> None:
     """Serve until cancelled (``frontdesk run`` with FRONTDESK_DASHBOARD_PORT set)."""
     host = host or os.environ.get(HOST_ENV) or DEFAULT_HOST
     if port is None:
@@ -137,8 +150,10 @@ async def serve_dashboard(services: Services, settings: Settings, *, host: str |
     # A connection of its own: the pages read while the workflows write.
     reader = RunStore(settings.database)
     try:
-        server = await start_dashboard(DashboardData(reader, services.runs.registry), host, port,
-                                       os.environ.get(TOKEN_ENV) or None)
+        from bot.dashboard_actions import spend_reader
+
+        data = DashboardData(reader, services.runs.registry, spend_reader(settings), answer)
+        server = await start_dashboard(data, host, port, os.environ.get(TOKEN_ENV) or None)
     except BaseException:
         reader.close()
         raise
@@ -216,6 +231,8 @@ def _api_runs(data: DashboardData) -> Handler:
         except ValueError:
             return _refuse(400, "limit must be a number")
         listed = list_runs(data.store, status, request.query.get("route") or None, limit)
+        listed.update(spend=data.spend() if data.spend else None,
+                      can_answer=data.answer is not None, csrf=data.csrf)
         return web.json_response(listed, dumps=_dumps)
 
     return runs
@@ -229,3 +246,27 @@ def _api_run(data: DashboardData) -> Handler:
         return web.json_response(detail, dumps=_dumps)
 
     return run
+
+
+def _api_answer(data: DashboardData) -> Handler:
+    async def answer(request: web.Request) -> web.StreamResponse:
+        if not _same(request.headers.get("X-CSRF-Token", ""), data.csrf):
+            return _refuse(403, "This form is stale or forged: reload the page.")
+        origin = request.headers.get("Origin")
+        if origin is not None and origin != f"{request.scheme}://{request.host}":
+            return _refuse(403, "Answers are only taken from this dashboard's own page.")
+        if data.answer is None:
+            return _refuse(409, "This dashboard only reads; answer in the chat, or open the "
+                                "one `frontdesk run` serves (FRONTDESK_DASHBOARD_PORT).")
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        option = body.get("answer") if isinstance(body, dict) else None
+        if not isinstance(option, str) or not option:
+            return _refuse(400, 'Send {"answer": "<one of the options>"}.')
+        accepted, message = await data.answer(request.match_info["run_id"], option)
+        return web.json_response({"accepted": accepted, "message": message},
+                                 status=200 if accepted else 409, dumps=_dumps)
+
+    return answer

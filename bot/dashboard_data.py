@@ -54,6 +54,8 @@ def run_row(run: RunInfo, costs: Mapping[str, Any], wait: WaitInfo | None,
             "model_calls": sum(calls.values()), "calls_by_role": calls,
             "input_tokens": costs["input_tokens"], "output_tokens": costs["output_tokens"],
             "cost_usd": costs["cost_usd"], "meta": run.meta,
+            "who": str(run.meta.get("name") or run.meta.get("user") or ""),
+            "words": str(run.meta.get("words") or ""),
             "question": wait.question if wait else None,
             "options": wait.options if wait else [],
             "expires_at": wait.expires_at if wait else None}

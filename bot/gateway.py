@@ -21,6 +21,8 @@ from typing import Any
 from bot.attachments import Attachments
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
+from bot.pairing import REFUSAL as REFUSAL
+from bot.pairing import Strangers, first_words, is_pairing
 from bot.services import AnyWorkflow, Services, match_option
 from bot.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
 from graphs import RunResult, cost_totals
@@ -29,7 +31,6 @@ from graphs.trace import daily_path, prune, write_jsonl
 
 log = logging.getLogger(__name__)
 
-REFUSAL = "Sorry, I only work for the people I've been set up for."
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
            "please try again in a moment.")
 NOT_OWNER = "Only the owner can do that."
@@ -67,6 +68,8 @@ class Gateway:
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
         services.scheduler.brief = self.scheduled_brief  # FRONTDESK_BRIEF_AT's daily task
         self.files = Attachments.from_settings(services.settings)  # photos, voice, documents
+        self.strangers = Strangers(services.settings, services.ledger, self.outbox,
+                                   services.people, services.notifier.owner_chat)
 
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
@@ -155,14 +158,10 @@ class Gateway:
         return accepted
 
     async def process(self, accepted: Accepted) -> Reply | None:
-        """Answer an accepted message; a stranger gets one refusal per chat, then None."""
+        """Answer an accepted message; a stranger's is ``bot.pairing``'s (refused or asked)."""
         msg = accepted.message
         if accepted.level is None:
-            if not self.s.ledger.refuse_once(msg.platform, msg.chat_id):
-                return None
-            await self.outbox.deliver(msg.platform, msg.chat_id, f"refusal:{msg.message_id}",
-                                      REFUSAL)
-            return Reply(REFUSAL, "refused")
+            return await self.strangers.arrived(msg)
         return await self._process(msg, accepted.is_owner)
 
     async def _process(self, msg: IncomingMessage, is_owner: bool) -> Reply:
@@ -265,7 +264,9 @@ class Gateway:
         if self.s.store.run(run_id) is not None:  # recovered at ``start``: its input is not
             return self.s.runs.load(run_id)     # built again (that would record it twice)
         state = make_input()
-        meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"]}
+        meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"],
+                "name": state["sender"].get("name", ""),
+                "words": first_words(str(state.get("text") or state.get("brief") or ""))}
         return await self.s.runs.start(workflow, state, run_id=run_id, meta=meta)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
@@ -351,6 +352,8 @@ class Gateway:
             return PressResult("This button is not valid (anymore).", False)
         if self.s.access.level(platform, user_id) != "owner":
             return PressResult(NOT_OWNER, False)
+        if is_pairing(target):  # Allow / Block for a stranger: no run behind it
+            return await self.strangers.press(target, self.process)
         run = self.s.store.run(target.run_id)
         where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
             if run else (platform, "")

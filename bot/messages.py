@@ -88,6 +88,7 @@ class IncomingMessage:
     user_name: str = ""
     is_private: bool = True
     attachments: tuple[Attachment, ...] = ()
+    user_handle: str = ""  # the platform's @username, when it has one (pairing shows it)
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for the inbox (recovery rebuilds the message from it)."""

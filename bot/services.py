@@ -27,6 +27,7 @@ from bot.inbox import Ledger
 from bot.models import Models, build_models, classify_offline
 from bot.notifier import OwnerNotifier
 from bot.outbox import Outbox
+from bot.people import People
 from bot.reminders import Reminders
 from bot.scheduler import Scheduler, SchedulerDeps, build_scheduler
 from bot.settings import Settings
@@ -56,16 +57,20 @@ def load_prompts(directory: Path = PROMPTS_DIR) -> dict[str, str]:
 class Access:
     """The allowlist: who is the owner and who else may write, per platform."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, people: People | None = None) -> None:
         self.owners = {**settings.owner_ids(), "console": "owner"}
         self.allowed = {"telegram": settings.telegram_allowed_users,
                         "discord": settings.discord_allowed_users}
+        self.people = people  # whom the owner allowed through pairing (bot.pairing)
 
     def level(self, platform: str, user_id: str) -> str | None:
         """'owner', 'allowed' or None. Every console user is local, hence allowed."""
         if user_id and self.owners.get(platform) == user_id:
             return "owner"
         if platform == "console" or user_id in self.allowed.get(platform, frozenset()):
+            return "allowed"
+        if self.people is not None and platform in self.allowed \
+                and self.people.status(platform, user_id) == "allowed":
             return "allowed"
         return None
 
@@ -97,6 +102,7 @@ class Services:
     notifier: OwnerNotifier
     tools: ToolRegistry
     prompts: dict[str, str]
+    people: People
     triage: Graph = field(init=False)
     loop_graph: Graph = field(init=False)
     content: Graph = field(init=False)
@@ -152,10 +158,11 @@ class Services:
         ledger = Ledger(connect(settings.database))
         outbox = Outbox(ledger)
         notifier = OwnerNotifier(settings, outbox)
+        people = People(connect(settings.database))
         return cls(settings=settings, ledger=ledger, outbox=outbox, memory=memory,
                    store=RunStore(settings.database),
                    models=models or build_models(settings), calendar=calendar,
-                   access=Access(settings), notifier=notifier,
+                   access=Access(settings, people), notifier=notifier, people=people,
                    tools=build_tools(memory, calendar, notifier.notify), prompts=load_prompts())
 
     # -- the services triage needs, as plain functions ---------------------------------

@@ -7,9 +7,11 @@ Secrets are kept out of ``repr`` so a settings object can be logged safely.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bot import setting_values as values
 
 
 def _ids(raw: str | None) -> frozenset[str]:
@@ -81,56 +83,84 @@ class Settings:
     transcribe_model: str = "whisper-1"  # FRONTDESK_TRANSCRIBE_MODEL
     transcribe_base_url: str | None = None  # FRONTDESK_TRANSCRIBE_BASE_URL
 
+    # issue 19: pairing, log level
+    pairing: str = "off"  # FRONTDESK_PAIRING: "ask" (a stranger's message asks the owner)
+    log_level: str = "WARNING"
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
-        """Read the settings from an environment-like mapping."""
+        """Read the settings from an environment-like mapping; every variable is parsed here,
+        once, and a bad value raises a ValueError naming the variable, the value (never a
+        secret's) and what is expected (``bot.setting_values``)."""
 
         def get(name: str) -> str | None:
             value = env.get(name)
             return value.strip() if value and value.strip() else None
 
         home = Path(get("FRONTDESK_HOME") or Path.home() / ".frontdesk").expanduser()
-        port = get("FRONTDESK_DASHBOARD_PORT")
+        check_read_elsewhere(get)
         return cls(
             home=home,
-            graph_workflows=_flag(get("FRONTDESK_GRAPH_WORKFLOWS"), True),
+            graph_workflows=values.switch("FRONTDESK_GRAPH_WORKFLOWS",
+                                          get("FRONTDESK_GRAPH_WORKFLOWS"), True),
             calendar=get("FRONTDESK_CALENDAR"),
-            timezone=get("FRONTDESK_TIMEZONE"),
+            timezone=values.time_zone("FRONTDESK_TIMEZONE", get("FRONTDESK_TIMEZONE")),
             model_provider=choose_provider(env),
             small_model=get("FRONTDESK_SMALL_MODEL"),
             big_model=get("FRONTDESK_BIG_MODEL"),
-            daily_budget_usd=_float(get("FRONTDESK_DAILY_BUDGET_USD")),
+            daily_budget_usd=values.number("FRONTDESK_DAILY_BUDGET_USD",
+                                           get("FRONTDESK_DAILY_BUDGET_USD"), unit="US dollars"),
             model_timeout=_seconds("FRONTDESK_MODEL_TIMEOUT", get("FRONTDESK_MODEL_TIMEOUT"),
                                    60.0),
             answer_deadline=_seconds("FRONTDESK_ANSWER_DEADLINE",
                                      get("FRONTDESK_ANSWER_DEADLINE"), 180.0),
             trace_days=_seconds("FRONTDESK_TRACE_DAYS", get("FRONTDESK_TRACE_DAYS"), 30.0,
                                 "days", "30"),
-            notify=get("FRONTDESK_NOTIFY"),
-            dashboard_port=int(port) if port else None,
-            brief_at=get("FRONTDESK_BRIEF_AT"),
+            notify=values.choice("FRONTDESK_NOTIFY", get("FRONTDESK_NOTIFY"),
+                                 ("telegram", "discord", "all"), None),
+            dashboard_port=values.port("FRONTDESK_DASHBOARD_PORT",
+                                       get("FRONTDESK_DASHBOARD_PORT")),
+            brief_at=values.clock_time("FRONTDESK_BRIEF_AT", get("FRONTDESK_BRIEF_AT")),
             remind_before=(_seconds("FRONTDESK_REMIND_BEFORE", get("FRONTDESK_REMIND_BEFORE"),
                                     0.0, "minutes", "15")
                            if get("FRONTDESK_REMIND_BEFORE") else None),
-            draft_max_words=int(get("FRONTDESK_DRAFT_MAX_WORDS") or 300),
+            draft_max_words=values.whole("FRONTDESK_DRAFT_MAX_WORDS",
+                                         get("FRONTDESK_DRAFT_MAX_WORDS"), 300),
             anthropic_api_key=get("ANTHROPIC_API_KEY"),
-            anthropic_base_url=get("ANTHROPIC_BASE_URL"),
+            anthropic_base_url=values.base_url("ANTHROPIC_BASE_URL", get("ANTHROPIC_BASE_URL")),
             openai_api_key=get("OPENAI_API_KEY"),
-            openai_base_url=get("OPENAI_BASE_URL"),
-            telegram_bot_token=get("TELEGRAM_BOT_TOKEN"),
-            telegram_base_url=get("TELEGRAM_BASE_URL"),
-            telegram_owner_id=get("TELEGRAM_OWNER_ID"),
-            telegram_allowed_users=_ids(get("TELEGRAM_ALLOWED_USERS")),
-            discord_bot_token=get("DISCORD_BOT_TOKEN"),
-            discord_base_url=get("DISCORD_BASE_URL"),
-            discord_owner_id=get("DISCORD_OWNER_ID"),
-            discord_allowed_users=_ids(get("DISCORD_ALLOWED_USERS")),
+            openai_base_url=values.base_url("OPENAI_BASE_URL", get("OPENAI_BASE_URL")),
+            telegram_bot_token=values.telegram_token("TELEGRAM_BOT_TOKEN",
+                                                     get("TELEGRAM_BOT_TOKEN")),
+            telegram_base_url=values.base_url("TELEGRAM_BASE_URL", get("TELEGRAM_BASE_URL")),
+            telegram_owner_id=values.user_id("TELEGRAM_OWNER_ID", get("TELEGRAM_OWNER_ID")),
+            telegram_allowed_users=values.user_ids("TELEGRAM_ALLOWED_USERS",
+                                                   get("TELEGRAM_ALLOWED_USERS")),
+            discord_bot_token=values.discord_token("DISCORD_BOT_TOKEN", get("DISCORD_BOT_TOKEN")),
+            discord_base_url=values.base_url("DISCORD_BASE_URL", get("DISCORD_BASE_URL")),
+            discord_owner_id=values.user_id("DISCORD_OWNER_ID", get("DISCORD_OWNER_ID")),
+            discord_allowed_users=values.user_ids("DISCORD_ALLOWED_USERS",
+                                                  get("DISCORD_ALLOWED_USERS")),
+            pairing=values.choice("FRONTDESK_PAIRING", get("FRONTDESK_PAIRING"),
+                                  ("ask", "off"), "off") or "off",
+            log_level=(values.choice("FRONTDESK_LOG_LEVEL", get("FRONTDESK_LOG_LEVEL"),
+                                     ("debug", "info", "warning", "error"), "warning")
+                       or "warning").upper(),
             max_file_mb=_seconds("FRONTDESK_MAX_FILE_MB", get("FRONTDESK_MAX_FILE_MB"), 20.0,
                                  "megabytes", "20"),
-            telegram_base_file_url=get("TELEGRAM_BASE_FILE_URL"),
+            telegram_base_file_url=values.base_url("TELEGRAM_BASE_FILE_URL",
+                                                    get("TELEGRAM_BASE_FILE_URL")),
             transcribe_model=get("FRONTDESK_TRANSCRIBE_MODEL") or "whisper-1",
-            transcribe_base_url=get("FRONTDESK_TRANSCRIBE_BASE_URL"),
+            transcribe_base_url=values.base_url("FRONTDESK_TRANSCRIBE_BASE_URL",
+                                                 get("FRONTDESK_TRANSCRIBE_BASE_URL")),
         )
+
+    def check_files(self) -> None:
+        """What the settings name on disk: FRONTDESK_HOME writable (made if missing), a local
+        FRONTDESK_CALENDAR readable. A ValueError of the same shape as ``from_env``'s."""
+        values.writable_dir("FRONTDESK_HOME", self.home)
+        if self.calendar:
+            values.readable_calendar("FRONTDESK_CALENDAR", self.calendar)
 
     @property
     def database(self) -> Path:
@@ -154,13 +184,24 @@ class Settings:
         return [v for v in values if v]
 
 
+def check_read_elsewhere(get: Callable[[str], str | None]) -> None:
+    """The variables their own modules read (webhook, Discord tuning): checked here too, so
+    a bad one stops every command at start like the rest."""
+    values.base_url("FRONTDESK_TELEGRAM_WEBHOOK_URL", get("FRONTDESK_TELEGRAM_WEBHOOK_URL"))
+    values.host_port("FRONTDESK_TELEGRAM_WEBHOOK_LISTEN",
+                     get("FRONTDESK_TELEGRAM_WEBHOOK_LISTEN"))
+    for name in ("FRONTDESK_DISCORD_READY_TIMEOUT", "FRONTDESK_DISCORD_IDENTIFY_DELAY",
+                 "FRONTDESK_DISCORD_RETRY_BASE"):
+        values.number(name, get(name), unit="seconds", example="2")
+
+
 def choose_provider(env: Mapping[str, str]) -> str:
     """Design §3: explicit choice, else anthropic with a key, else openai, else offline."""
     explicit = (env.get("FRONTDESK_MODEL_PROVIDER") or "").strip().lower()
     if explicit:
         if explicit not in {"anthropic", "openai", "offline"}:
             raise ValueError(
-                f"FRONTDESK_MODEL_PROVIDER={explicit!r} is not one of anthropic, openai, offline."
+                f"FRONTDESK_MODEL_PROVIDER={explicit!r} is not one of anthropic, openai, offline"
             )
         return explicit
     if (env.get("ANTHROPIC_API_KEY") or "").strip():

@@ -5,15 +5,22 @@ owner; replies print as they leave the outbox, followed by a dim line with the r
 the answer cost. An approval shows its options numbered: type the number or the word.
 ``/attach PATH [caption]`` sends a local file the way a chat platform sends one (its kind from
 its MIME type); it exists only here, where the person typing owns the machine.
+On a terminal, lines are read with the stdlib's ``readline`` (editing, and a history kept in
+``FRONTDESK_HOME/console_history``) on a daemon thread of its own, so Ctrl-C leaves at once
+(a pool thread blocked in ``input`` would hold the exit until Enter) and the terminal's modes
+are put back as they were.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import mimetypes
 import sys
+import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -136,17 +143,67 @@ def status_line(reply: Reply, dim: bool = True) -> str:
     return f"{DIM}{line}{RESET}" if dim else line
 
 
+async def read_line(source: TextIO, prompt: str | None) -> str:
+    """One line ('' at EOF) on a daemon thread; ``prompt``: read it with ``input`` (readline)."""
+    loop = asyncio.get_running_loop()
+    got: asyncio.Future[str] = loop.create_future()
+
+    def give(line: str) -> None:
+        if not got.done():
+            got.set_result(line)
+
+    def work() -> None:
+        try:
+            line = input(prompt) + "\n" if prompt is not None else source.readline()
+        except (EOFError, OSError, ValueError):
+            line = ""
+        with contextlib.suppress(RuntimeError):  # the loop is gone: we are leaving anyway
+            loop.call_soon_threadsafe(give, line)
+
+    threading.Thread(target=work, name="console-input", daemon=True).start()
+    return await got
+
+
+@contextlib.contextmanager
+def line_editing(history: Path) -> Iterator[None]:
+    """readline with a saved history; the terminal's modes as they were afterwards."""
+    import readline
+    import termios
+
+    fd = sys.stdin.fileno()
+    modes = termios.tcgetattr(fd)
+    readline.set_history_length(1000)
+    with contextlib.suppress(OSError):
+        readline.read_history_file(history)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            readline.write_history_file(history)
+        termios.tcsetattr(fd, termios.TCSADRAIN, modes)
+
+
 async def run_console(gateway: Gateway, stdin: TextIO | None = None,
                       out: TextIO | None = None) -> None:
     """The interactive chat loop: read a line, answer it, until EOF or ``exit``."""
     source, sink = stdin or sys.stdin, out or sys.stdout
+    if source is sys.stdin and sink is sys.stdout and source.isatty() and sink.isatty():
+        with line_editing(gateway.s.settings.home / "console_history"):
+            await chat_loop(gateway, source, sink, interactive=True)
+    else:
+        await chat_loop(gateway, source, sink, interactive=False)
+
+
+async def chat_loop(gateway: Gateway, source: TextIO, sink: TextIO, *,
+                    interactive: bool) -> None:
     adapter = ConsoleAdapter(sink)
     await gateway.attach(adapter)
     print("Frontdesk console — you are the owner. Type a message, /help, /attach PATH, "
           "or exit.", file=sink, flush=True)
     while True:
-        print("> ", end="", file=sink, flush=True)
-        line = await asyncio.to_thread(source.readline)
+        if not interactive:
+            print("> ", end="", file=sink, flush=True)
+        line = await read_line(source, "> " if interactive else None)
         if not line:
             print(file=sink)
             return

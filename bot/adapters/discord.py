@@ -34,6 +34,7 @@ from bot.adapters import discord_files
 from bot.adapters.discord_base import point_discord_at
 from bot.adapters.discord_format import split_reply
 from bot.adapters.discord_ui import ApprovalButton, add_slash_commands, approval_view
+from bot.banner import adapter_line, announce
 from bot.gateway import Gateway
 from bot.inbox import Ledger
 from bot.messages import Attachment, Button, IncomingMessage, PressResult, Undeliverable
@@ -104,6 +105,7 @@ class DiscordAdapter(discord.Client):
         self.gateway = gateway
         self.ledger = ledger  # the inbox (what is known) and the channel cursors
         self.owner_id = settings.discord_owner_id
+        self.allowed_ids = settings.discord_allowed_users  # for the start-up banner
         self.tree: app_commands.CommandTree[DiscordAdapter] = app_commands.CommandTree(self)
         self.serving = asyncio.Event()  # set once attached to the gateway
         self._owner_dm: str | None = None
@@ -172,13 +174,17 @@ class DiscordAdapter(discord.Client):
 
     # -- messages --------------------------------------------------------------------------
     def addressed_to_me(self, message: discord.Message) -> bool:
-        """A DM, or a server message that mentions the bot or replies to it; never a bot's."""
+        """A DM, or a server message that mentions the bot (or its managed role, which
+        Discord's autocomplete offers under the same name) or replies to it; never a bot's."""
         me = self.user
         if me is None or message.author.bot or message.author.id == me.id:
             return False
         if message.guild is None:
             return True
         if any(user.id == me.id for user in message.mentions):
+            return True
+        my_role = message.guild.self_role
+        if my_role is not None and my_role.id in message.raw_role_mentions:
             return True
         replied = message.reference.resolved if message.reference else None
         return isinstance(replied, discord.Message) and replied.author.id == me.id
@@ -187,14 +193,17 @@ class DiscordAdapter(discord.Client):
         """The platform-neutral message, with the bot's mention taken out of the text."""
         text = message.content
         if self.user is not None:
-            for mention in (f"<@{self.user.id}>", f"<@!{self.user.id}>"):
+            my_role = message.guild.self_role if message.guild else None
+            mine = [f"<@{self.user.id}>", f"<@!{self.user.id}>"]
+            for mention in mine + ([f"<@&{my_role.id}>"] if my_role else []):
                 text = text.replace(mention, " ")
         return IncomingMessage(platform=PLATFORM, chat_id=str(message.channel.id),
                                message_id=str(message.id), user_id=str(message.author.id),
                                text=" ".join(text.split()),
                                user_name=message.author.display_name,
                                is_private=message.guild is None,
-                               attachments=discord_files.attachments_of(message))
+                               attachments=discord_files.attachments_of(message),
+                               user_handle=message.author.name)
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
         """A message's file, read through discord.py (``bot.attachments`` calls this)."""
@@ -259,6 +268,9 @@ class DiscordAdapter(discord.Client):
     async def _start_serving(self, first: bool) -> None:
         try:
             if first:
+                if self.user is not None:
+                    announce(adapter_line("Discord", str(self.user), str(self.user.id),
+                                          self.owner_id, self.allowed_ids))
                 await self.gateway.attach(self, background=True)
                 self.serving.set()
                 self._spawn(self._sync_commands())

@@ -25,6 +25,7 @@ from bot.adapters.telegram import TelegramAdapter
 from bot.adapters.telegram_files import base_file_url
 from bot.adapters.telegram_intake import Intake
 from bot.adapters.telegram_webhook import WebhookConfig, serve_webhook
+from bot.banner import adapter_line, announce
 from bot.chat_commands import COMMANDS
 from bot.gateway import Gateway
 from bot.inbox import Ledger
@@ -89,6 +90,8 @@ async def run_telegram(gateway: Gateway, ledger: Ledger, settings: Settings,
     async with await signed_in(settings) as bot:
         me: User = bot.bot
         log.info("Telegram: signed in as @%s", me.username)
+        announce(adapter_line("Telegram", f"@{me.username}", str(me.id),
+                              settings.telegram_owner_id, settings.telegram_allowed_users))
         adapter = TelegramAdapter(bot, gateway, settings.telegram_owner_id)
         intake = Intake(bot, me, gateway, adapter, ledger)
         await register_commands(bot)

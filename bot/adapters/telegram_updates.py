@@ -114,7 +114,8 @@ def _message(message: Message, me: User) -> IncomingMessage | None:
             return None
     name = sender.full_name or sender.username or str(sender.id)
     return IncomingMessage(PLATFORM, str(message.chat.id), str(message.message_id),
-                           str(sender.id), text, name, is_private, files)
+                           str(sender.id), text, name, is_private, files,
+                           user_handle=sender.username or "")
 
 
 def _addressed(message: Message, text: str, me: User) -> tuple[bool, str]:

@@ -9,6 +9,8 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 
+from bot.banner import announce, general_lines
+from bot.cli import version
 from bot.gateway import Gateway
 from bot.logs import setup_logging
 from bot.scheduler import schedule_briefing
@@ -37,6 +39,8 @@ def _entry(module: str, name: str) -> Callable[..., Awaitable[None]]:
 async def serve(settings: Settings) -> int:
     """Build the services, recover, then run the adapters until they stop."""
     services = Services.from_settings(settings)
+    for line in general_lines(settings, services.models, version()):
+        announce(line)
     gateway = Gateway(services)
     await gateway.start()
     # FRONTDESK_BRIEF_AT is a daily task of the reminder timer (unset: its task cancelled).
@@ -51,10 +55,16 @@ async def serve(settings: Settings) -> int:
         jobs.append(_entry("bot.adapters.discord", "run_discord")(
             gateway, services.ledger, settings))
     if settings.dashboard_port:
-        jobs.append(_entry("bot.dashboard", "serve_dashboard")(services, settings))
+        from bot.dashboard_actions import answer_wait
+
+        jobs.append(_entry("bot.dashboard", "serve_dashboard")(
+            services, settings, on_ready=lambda url: announce(f"  Dashboard:  {url}"),
+            answer=lambda run_id, option: answer_wait(gateway, run_id, option)))
     if not (settings.telegram_bot_token or settings.discord_bot_token):
         from bot.adapters.console import run_console
 
+        announce("  Console:    no TELEGRAM_BOT_TOKEN or DISCORD_BOT_TOKEN: chatting here "
+                 "(Ctrl-D or Ctrl-C leaves)")
         jobs.append(run_console(gateway))
     await services.wakeup.listen(services.scheduler.poke)  # reminders set by `frontdesk chat`
     background = [asyncio.create_task(expire_forever(gateway)),

@@ -1,9 +1,38 @@
 /* The runs page: recent runs from /api/runs, waiting approvals first, filterable by status and
-   route; refreshed every few seconds. */
+   route; who wrote and their first words; today's spend against the budget; inside
+   `frontdesk run`, buttons that answer a waiting approval (POST with the CSRF token);
+   refreshed every few seconds. */
 "use strict";
 
 const REFRESH_MS = 3000;
+const COLUMNS = 10;
 const params = new URLSearchParams(location.search);
+let csrf = "";
+
+async function answer(runId, option, button) {
+  button.disabled = true;
+  try {
+    const response = await fetch(`/api/runs/${encodeURIComponent(runId)}/answer`, {
+      method: "POST", credentials: "same-origin", cache: "no-store",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify({ answer: option }),
+    });
+    let body = null;
+    try { body = await response.json(); } catch (_) { body = null; }
+    fd.problem(response.ok ? null : ((body && (body.message || body.error)) ||
+                                     `The dashboard answered ${response.status}.`));
+  } catch (error) {
+    fd.problem(error.message);
+  }
+  refresh();
+}
+
+function spendText(spend) {
+  if (!spend) return "";
+  const budget = spend.budget_usd === null ? "no daily budget"
+    : `of ${fd.cost(spend.budget_usd)} budget`;
+  return ` · today ${fd.cost(spend.spent_usd)} ${budget}`;
+}
 
 function fillSelect(select, values, chosen) {
   const keep = select.options[0];
@@ -16,7 +45,7 @@ function fillSelect(select, values, chosen) {
   }
 }
 
-function row(run) {
+function row(run, canAnswer) {
   const waiting = run.status === "waiting";
   const tokens = `${run.input_tokens} / ${run.output_tokens}`;
   const roles = Object.entries(run.calls_by_role).map(([role, n]) => `${role} ${n}`).join(", ");
@@ -25,6 +54,9 @@ function row(run) {
   const link = fd.el("a", { href: `/runs/${encodeURIComponent(run.id)}` }, run.id);
   const main = fd.el("tr", { class: `run ${run.status}`, dataset: { runId: run.id, status: run.status } },
     fd.el("td", {}, fd.clock(run.started_at)),
+    fd.el("td", { class: "from", title: run.words || "" },
+      fd.el("span", { class: "who" }, run.who || "–"),
+      run.words ? fd.el("span", { class: "words" }, run.words) : null),
     fd.el("td", {}, run.workflow),
     fd.el("td", {}, run.route || "–"),
     status,
@@ -38,13 +70,25 @@ function row(run) {
   });
   const rows = [main];
   if (waiting && run.question) {
-    const options = run.options.length ? `  [${run.options.join(" / ")}]` : "";
-    rows.push(fd.el("tr", { class: "question", dataset: { runId: run.id } },
-      fd.el("td", { colspan: 9 }, fd.el("span", { class: "q" }, run.question + options))));
+    const options = run.options.length && !canAnswer ? `  [${run.options.join(" / ")}]` : "";
+    const cell = fd.el("td", { colspan: COLUMNS }, fd.el("span", { class: "q" }, run.question + options));
+    if (canAnswer) {
+      const bar = fd.el("span", { class: "answers" });
+      for (const option of run.options) {
+        const button = fd.el("button", { type: "button", class: "answer", dataset: { option } }, option);
+        button.addEventListener("click", (event) => {
+          event.stopPropagation();
+          answer(run.id, option, button);
+        });
+        bar.append(button);
+      }
+      cell.append(bar);
+    }
+    rows.push(fd.el("tr", { class: "question", dataset: { runId: run.id } }, cell));
   }
   if (run.error) {
     rows.push(fd.el("tr", { class: "question" },
-      fd.el("td", { colspan: 9 }, fd.el("span", { class: "error-text" }, run.error))));
+      fd.el("td", { colspan: COLUMNS }, fd.el("span", { class: "error-text" }, run.error))));
   }
   return rows;
 }
@@ -56,11 +100,13 @@ async function refresh() {
     const data = await fd.getJSON(`/api/runs?${query}`);
     fillSelect(document.getElementById("status"), data.statuses, params.get("status") || "");
     fillSelect(document.getElementById("route"), data.routes, params.get("route") || "");
-    document.querySelector("#runs tbody").replaceChildren(...data.runs.flatMap(row));
+    csrf = data.csrf || "";
+    document.querySelector("#runs tbody").replaceChildren(
+      ...data.runs.flatMap((run) => row(run, data.can_answer)));
     document.getElementById("empty").hidden = data.runs.length > 0;
     document.getElementById("summary").textContent =
       `${data.runs.length} run${data.runs.length === 1 ? "" : "s"} shown · ` +
-      `${data.waiting} waiting for an answer`;
+      `${data.waiting} waiting for an answer` + spendText(data.spend);
     fd.problem(null);
     fd.stamp();
     document.body.dataset.ready = "1";

@@ -27,7 +27,8 @@ class FrontdeskProcess:
     """One ``frontdesk run`` process at a time over the same home (restarts keep the data)."""
 
     def __init__(self, fake: FakeDiscord, home: Path, *, allowed: tuple[int, ...] = (),
-                 owner: int | None = OWNER_ID) -> None:
+                 owner: int | None = OWNER_ID, extra_env: dict[str, str] | None = None) -> None:
+        self.extra_env = extra_env or {}
         self.fake = fake
         self.home = home
         self.allowed = allowed
@@ -51,6 +52,7 @@ class FrontdeskProcess:
         })
         if self.owner is not None:
             env["DISCORD_OWNER_ID"] = str(self.owner)
+        env.update(self.extra_env)
         return env
 
     def start(self, *, wait_connected: bool = True) -> FrontdeskProcess:

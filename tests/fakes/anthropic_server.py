@@ -75,11 +75,15 @@ def error_reply(status: int, message_text: str | None = None, *,
 
 
 class FakeAnthropicServer(ScriptedServer):
-    """``POST /v1/messages``, answered from the script."""
+    """``POST /v1/messages``, answered from the script; ``GET /v1/models``, the model list
+    (refused with Anthropic's 401 when ``api_key`` is set and the request's differs)."""
 
-    def __init__(self, *, default_text: str = "fake reply") -> None:
+    def __init__(self, *, default_text: str = "fake reply", api_key: str | None = None,
+                 models: Sequence[str] = ("claude-haiku-4-5", "claude-sonnet-4-6")) -> None:
         super().__init__()
         self.default_text = default_text
+        self.api_key = api_key
+        self.models = list(models)
 
     @property
     def base_url(self) -> str:
@@ -95,7 +99,17 @@ class FakeAnthropicServer(ScriptedServer):
 
     def routes(self) -> list[web.RouteDef]:
         """The Messages endpoint."""
-        return [web.post("/v1/messages", self.answer)]
+        return [web.post("/v1/messages", self.answer), web.get("/v1/models", self._models)]
+
+    async def _models(self, request: web.Request) -> web.Response:
+        sent = {request.headers.get("x-api-key"), request.headers.get("Authorization")}
+        if self.api_key is not None and not sent & {self.api_key, f"Bearer {self.api_key}"}:
+            return error_reply(401, "invalid x-api-key").to_response()
+        data = [{"type": "model", "id": name, "display_name": name,
+                 "created_at": "2025-01-01T00:00:00Z"} for name in self.models]
+        return web.json_response({"data": data, "has_more": False,
+                                  "first_id": self.models[0] if self.models else None,
+                                  "last_id": self.models[-1] if self.models else None})
 
     def default_reply(self, request: RecordedRequest) -> ScriptedReply:
         """``default_text`` as a plain answer."""

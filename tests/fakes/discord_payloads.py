@@ -83,18 +83,35 @@ def text_channel(channel_id: int, guild_id: int, name: str) -> JSON:
     }
 
 
+def thread_channel(channel_id: int, parent_id: int, guild_id: int, name: str,
+                   owner_id: int) -> JSON:
+    """A public thread under a text channel (as GUILD_CREATE's ``threads`` lists it)."""
+    return {
+        "id": str(channel_id), "type": 11, "guild_id": str(guild_id), "parent_id": str(parent_id),
+        "name": name, "owner_id": str(owner_id), "last_message_id": None,
+        "rate_limit_per_user": 0, "message_count": 0, "member_count": 1, "flags": 0,
+        "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                            "archive_timestamp": "2024-01-01T00:00:00+00:00", "locked": False},
+    }
+
+
 def dm_channel(channel_id: int, recipient: JSON) -> JSON:
     return {"id": str(channel_id), "type": 1, "recipients": [recipient], "last_message_id": None}
 
 
 def guild(guild_id: int, name: str, *, owner_id: int, channels: list[JSON],
-          members: list[JSON], bot_role_id: int) -> JSON:
+          members: list[JSON], bot_role_id: int, bot_id: int | None = None,
+          threads: list[JSON] | None = None) -> JSON:
     """A full GUILD_CREATE payload; the @everyone role's id is the guild's id, as on Discord."""
 
-    def role(role_id: int, role_name: str, permissions: str, position: int) -> JSON:
-        return {"id": str(role_id), "name": role_name, "permissions": permissions,
-                "position": position, "color": 0, "hoist": False, "managed": False,
-                "mentionable": False, "flags": 0}
+    def role(role_id: int, role_name: str, permissions: str, position: int,
+             bot_id: int | None = None) -> JSON:
+        found = {"id": str(role_id), "name": role_name, "permissions": permissions,
+                 "position": position, "color": 0, "hoist": False, "managed": bot_id is not None,
+                 "mentionable": False, "flags": 0}
+        if bot_id is not None:  # the role Discord makes for a bot when it joins a server
+            found["tags"] = {"bot_id": str(bot_id)}
+        return found
 
     return {
         "id": str(guild_id),
@@ -105,12 +122,12 @@ def guild(guild_id: int, name: str, *, owner_id: int, channels: list[JSON],
         "member_count": len(members),
         "joined_at": "2024-01-01T00:00:00+00:00",
         "roles": [role(guild_id, "@everyone", "1024", 0),
-                  role(bot_role_id, "frontdesk", ALL_PERMISSIONS, 1)],
+                  role(bot_role_id, "frontdesk", ALL_PERMISSIONS, 1, bot_id)],
         "emojis": [],
         "stickers": [],
         "features": [],
         "channels": channels,
-        "threads": [],
+        "threads": threads or [],
         "members": members,
         "presences": [],
         "voice_states": [],
@@ -132,7 +149,8 @@ def guild(guild_id: int, name: str, *, owner_id: int, channels: list[JSON],
 def message(message_id: int, channel_id: int, author: JSON, content: str, *,
             guild_id: int | None = None, author_member: JSON | None = None,
             mentions: list[JSON] | None = None, reply_to: JSON | None = None,
-            components: list[JSON] | None = None, flags: int = 0) -> JSON:
+            components: list[JSON] | None = None, flags: int = 0,
+            mention_roles: list[str] | None = None) -> JSON:
     """A message as MESSAGE_CREATE and the REST API return it."""
     payload: JSON = {
         "id": str(message_id),
@@ -144,7 +162,7 @@ def message(message_id: int, channel_id: int, author: JSON, content: str, *,
         "tts": False,
         "mention_everyone": False,
         "mentions": mentions or [],
-        "mention_roles": [],
+        "mention_roles": mention_roles or [],
         "attachments": [],
         "embeds": [],
         "pinned": False,
@@ -166,7 +184,7 @@ def message(message_id: int, channel_id: int, author: JSON, content: str, *,
     return payload
 
 
-def application(app_id: int, owner: JSON) -> JSON:
+def application(app_id: int, owner: JSON, *, content_intent: bool = True) -> JSON:
     """GET /oauth2/applications/@me, read by ``Client.login``."""
     return {
         "id": str(app_id),
@@ -179,7 +197,7 @@ def application(app_id: int, owner: JSON) -> JSON:
         "owner": owner,
         "team": None,
         "verify_key": "0" * 64,
-        "flags": 1 << 19,  # GATEWAY_MESSAGE_CONTENT_LIMITED: the intent is switched on
+        "flags": (1 << 19) if content_intent else 0,  # GATEWAY_MESSAGE_CONTENT_LIMITED: on
         "interactions_endpoint_url": None,
     }
 

@@ -143,7 +143,9 @@ class RestRoutes:
         return json_response(200, found)
 
     async def get_application(self, call: Call, match: re.Match[str]) -> web.Response:
-        return json_response(200, p.application(int(self.fake.bot_user["id"]), self.fake.owner))
+        return json_response(200, p.application(
+            int(self.fake.bot_user["id"]), self.fake.owner,
+            content_intent=self.fake.message_content_enabled))
 
     async def get_gateway(self, call: Call, match: re.Match[str]) -> web.Response:
         limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}

@@ -38,7 +38,8 @@ OWNER_ID = 900_000_000_000_000_002
 STRANGER_ID = 900_000_000_000_000_003
 GUILD_ID = 900_000_000_000_000_010
 CHANNEL_ID = 900_000_000_000_000_011  # the guild's text channel "general"
-BOT_ROLE_ID = 900_000_000_000_000_012
+BOT_ROLE_ID = 900_000_000_000_000_012  # the bot's managed role in the guild
+THREAD_ID = 900_000_000_000_000_013  # a public thread under "general"
 
 
 
@@ -60,7 +61,9 @@ class FakeDiscord:
                                        STRANGER_ID: self.stranger}
         self.channels: dict[int, JSON] = {CHANNEL_ID: p.text_channel(CHANNEL_ID, GUILD_ID,
                                                                      "general")}
-        self.history_by_channel: dict[int, list[JSON]] = {CHANNEL_ID: []}
+        self.channels[THREAD_ID] = p.thread_channel(THREAD_ID, CHANNEL_ID, GUILD_ID, "plans",
+                                                    OWNER_ID)
+        self.history_by_channel: dict[int, list[JSON]] = {CHANNEL_ID: [], THREAD_ID: []}
         self.sent: dict[int, list[JSON]] = {}  # the bot's messages per channel, edits applied
         self.files: dict[str, bytes] = {}  # attachment id -> its bytes
         self.downloads: Counter[str] = Counter()  # attachment id -> times fetched
@@ -173,7 +176,8 @@ class FakeDiscord:
         return p.guild(GUILD_ID, "Front office", owner_id=OWNER_ID,
                        channels=[self.channels[CHANNEL_ID]],
                        members=[self.member_of(u) for u in self.users.values()],
-                       bot_role_id=BOT_ROLE_ID)
+                       bot_role_id=BOT_ROLE_ID, bot_id=BOT_ID,
+                       threads=[self.channels[THREAD_ID]])
 
     def history(self, channel_id: int) -> list[JSON]:
         """Every message of a channel, oldest first (what GET .../messages serves)."""
@@ -217,8 +221,11 @@ class FakeDiscord:
 
     def push_message(self, content: str, *, author: JSON | None = None, guild: bool = False,
                      mention_bot: bool = False, reply_to: JSON | None = None,
-                     dispatch: bool = True, attachments: list[JSON] | None = None) -> JSON:
-        """A person writes to the bot: a DM, or in the guild channel when ``guild``.
+                     dispatch: bool = True, mention_role: bool = False,
+                     thread: bool = False, attachments: list[JSON] | None = None) -> JSON:
+        """A person writes to the bot: a DM, or in the guild channel when ``guild`` (in its
+        thread when ``thread``); ``mention_role`` mentions the bot's managed role, as
+        Discord's autocomplete often offers it instead of the bot; ``attachments`` its files.
 
         The message goes into the channel's history first, so with ``dispatch=False`` (or no
         bot connected) it is what a bot that was down finds when it catches up.
@@ -226,15 +233,17 @@ class FakeDiscord:
         author = author or self.owner
         with self._lock:
             message_id = self.ids.next()
-            if guild:
-                channel_id, guild_id = CHANNEL_ID, GUILD_ID
+            if guild or thread:
+                channel_id, guild_id = (THREAD_ID if thread else CHANNEL_ID), GUILD_ID
             else:
                 channel_id, guild_id = self.dm_channel_id(int(author["id"])), None
             mentions = [self.bot_user] if mention_bot else []
             text = f"<@{BOT_ID}> {content}" if mention_bot else content
+            text = f"<@&{BOT_ROLE_ID}> {text}" if mention_role else text
             message = p.message(message_id, channel_id, author, text, guild_id=guild_id,
-                                author_member=self.member_of(author) if guild else None,
-                                mentions=mentions, reply_to=reply_to)
+                                author_member=self.member_of(author) if guild_id else None,
+                                mentions=mentions, reply_to=reply_to,
+                                mention_roles=[str(BOT_ROLE_ID)] if mention_role else None)
             message["attachments"] = attachments or []
             self.history_by_channel[channel_id].append(message)
         if dispatch:

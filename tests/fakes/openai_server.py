@@ -118,10 +118,13 @@ class FakeOpenAIServer(ScriptedServer):
     """``POST /v1/chat/completions``, ``POST /v1/audio/transcriptions`` and ``GET /v1/models``,
     answered from the script."""
 
-    def __init__(self, *, default_text: str = "fake reply", bill_in_full: bool = False) -> None:
+    def __init__(self, *, default_text: str = "fake reply", bill_in_full: bool = False,
+                 api_key: str | None = None, models: Sequence[str] = ("gpt-4.1-mini",)) -> None:
         super().__init__()
         self.default_text = default_text
         self.bill_in_full = bill_in_full
+        self.api_key = api_key  # when set, GET /v1/models refuses any other key with a 401
+        self.models = list(models)
         self.billed: list[tuple[str, int, int]] = []  # (model, prompt, completion) per answer
         self.transcript_text = "fake transcript"
         self.transcript_replies: deque[tuple[int, str]] = deque()
@@ -186,5 +189,9 @@ class FakeOpenAIServer(ScriptedServer):
         return response
 
     async def _models(self, request: web.Request) -> web.Response:
+        if self.api_key is not None and \
+                request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return error_reply(401, "Incorrect API key provided").to_response()
         return web.json_response({"object": "list", "data": [
-            {"id": "gpt-4.1-mini", "object": "model", "created": 0, "owned_by": "fake"}]})
+            {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+            for name in self.models]})

@@ -305,6 +305,14 @@ class FakeTelegramServer(TelegramFiles, LoopbackServer):
     async def _api_getme(self, params: JSON) -> JSON:
         return self.bot_user
 
+    async def _api_getchat(self, params: JSON) -> JSON:
+        with self._lock:  # a ChatFullInfo: the chat and the fields Telegram always adds
+            return {**self._chat(params), "accent_color_id": 0, "max_reaction_count": 11,
+                    "accepted_gift_types": {"unlimited_gifts": False, "limited_gifts": False,
+                                            "unique_gifts": False,
+                                            "premium_subscription": False,
+                                            "gifts_from_channels": False}}
+
     async def _api_deletewebhook(self, params: JSON) -> bool:
         with self._lock:
             if params.get("drop_pending_updates"):

@@ -1,0 +1,132 @@
+"""The stored allowlist that pairing builds: who asked, and whom the owner allowed or blocked.
+
+One row per person per platform in the ``people`` table (this module is the only code with SQL
+on it). A stranger's first message makes a row ``asked`` with the message kept, so the owner's
+Allow answers it even after a restart; the owner's press makes it ``allowed`` or ``blocked``.
+Settings' allowlists (``TELEGRAM_ALLOWED_USERS`` …) still count on their own; this table only
+adds to them. ``frontdesk people`` lists it, ``frontdesk people remove ID`` deletes a row.
+
+Usage::
+
+    people = People(sqlitedb.connect(settings.database))
+    if people.ask("telegram", "66", "Ann", "ann", "hello there", message_json): ...prompt
+    people.decide("telegram", "66", "allowed")      # True once: the first decision
+    people.status("telegram", "66")                  # 'allowed'
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlitedb import Migration, migrate
+
+STATUSES = ("asked", "allowed", "blocked")
+MIGRATIONS: list[Migration] = [
+    ("people_001_create", """
+        CREATE TABLE people (
+            platform TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            status TEXT NOT NULL,            -- asked | allowed | blocked
+            name TEXT NOT NULL DEFAULT '',
+            username TEXT NOT NULL DEFAULT '',
+            first_words TEXT NOT NULL DEFAULT '',
+            message TEXT,                    -- the waiting message (JSON) until it is answered
+            asked_at REAL NOT NULL,
+            decided_at REAL,
+            PRIMARY KEY (platform, user_id)
+        );
+    """),
+]
+
+
+@dataclass(frozen=True)
+class Person:
+    """One row of the stored allowlist."""
+
+    platform: str
+    user_id: str
+    status: str
+    name: str
+    username: str
+    first_words: str
+    asked_at: float
+    decided_at: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"platform": self.platform, "user_id": self.user_id, "status": self.status,
+                "name": self.name, "username": self.username,
+                "first_words": self.first_words, "asked_at": self.asked_at,
+                "decided_at": self.decided_at}
+
+
+COLUMNS = "platform, user_id, status, name, username, first_words, asked_at, decided_at"
+
+
+class People:
+    """The ``people`` table on one connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        migrate(conn, MIGRATIONS)
+
+    def status(self, platform: str, user_id: str) -> str | None:
+        """'asked', 'allowed', 'blocked', or None for someone never seen."""
+        row = self.conn.execute("SELECT status FROM people WHERE platform = ? AND user_id = ?",
+                                (platform, user_id)).fetchone()
+        return str(row[0]) if row else None
+
+    def ask(self, platform: str, user_id: str, name: str, username: str, first_words: str,
+            message: dict[str, Any]) -> bool:
+        """Record a stranger's first message; False when they are known already (asked once)."""
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO people (platform, user_id, status, name, username,"
+            " first_words, message, asked_at) VALUES (?, ?, 'asked', ?, ?, ?, ?, ?)",
+            (platform, user_id, name, username, first_words, json.dumps(message), time.time()))
+        return cur.rowcount == 1
+
+    def decide(self, platform: str, user_id: str, status: str) -> bool:
+        """The owner's answer to a person still asking; False when already decided (or unknown)."""
+        assert status in {"allowed", "blocked"}, status
+        cur = self.conn.execute(
+            "UPDATE people SET status = ?, decided_at = ? WHERE platform = ? AND user_id = ?"
+            " AND status = 'asked'", (status, time.time(), platform, user_id))
+        return cur.rowcount == 1
+
+    def waiting_message(self, platform: str, user_id: str) -> dict[str, Any] | None:
+        """The message a person sent when they asked, until it is taken."""
+        row = self.conn.execute(
+            "SELECT message FROM people WHERE platform = ? AND user_id = ?",
+            (platform, user_id)).fetchone()
+        if not row or row[0] is None:
+            return None
+        data: dict[str, Any] = json.loads(row[0])
+        return data
+
+    def take_message(self, platform: str, user_id: str) -> None:
+        """Forget the waiting message (it is in the inbox now, or will never be answered)."""
+        self.conn.execute("UPDATE people SET message = NULL WHERE platform = ? AND user_id = ?",
+                          (platform, user_id))
+
+    def all(self) -> list[Person]:
+        """Everyone, newest first."""
+        rows = self.conn.execute(f"SELECT {COLUMNS} FROM people ORDER BY asked_at DESC")
+        return [Person(*row) for row in rows]
+
+    def allowed(self, platform: str) -> frozenset[str]:
+        """The user ids the owner allowed on a platform."""
+        rows = self.conn.execute(
+            "SELECT user_id FROM people WHERE platform = ? AND status = 'allowed'", (platform,))
+        return frozenset(str(row[0]) for row in rows)
+
+    def remove(self, user_id: str, platform: str | None = None) -> int:
+        """Delete a person (on every platform unless one is named); how many rows went."""
+        if platform is None:
+            cur = self.conn.execute("DELETE FROM people WHERE user_id = ?", (user_id,))
+        else:
+            cur = self.conn.execute("DELETE FROM people WHERE user_id = ? AND platform = ?",
+                                    (user_id, platform))
+        return cur.rowcount

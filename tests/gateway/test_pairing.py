@@ -1,0 +1,122 @@
+"""Pairing at the gateway (issue 19): a stranger asks the owner once; Allow answers their
+waiting message and lets them in for good, Block keeps them refused; never a model call for a
+stranger; a press after a restart still works; the terminal names the stranger once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from bot.messages import IncomingMessage
+from bot.pairing import ASKED, REFUSAL, prompt_key
+from tests.gateway.conftest import OWNER, OWNER_CHAT, STRANGER, Harness, HarnessFactory
+
+PAIRING = {"FRONTDESK_PAIRING": "ask"}
+
+
+def prompt_buttons(harness: Harness, msg: IncomingMessage) -> dict[str, str]:
+    """Label -> token of the owner's prompt about the stranger who sent ``msg``."""
+    key = prompt_key("telegram", msg.user_id, msg.message_id)
+    [part] = harness.services.ledger.parts("telegram", OWNER_CHAT, key)
+    assert part.buttons is not None
+    return {b["label"]: b["token"] for b in part.buttons}
+
+
+async def answered(harness: Harness) -> None:
+    """Wait until the allowed person's waiting message is answered."""
+    await asyncio.gather(*harness.gateway.strangers.answering)
+
+
+async def test_a_stranger_asks_the_owner_once_and_no_model_is_called(
+        make_harness: HarnessFactory) -> None:
+    harness = await make_harness(**PAIRING)
+    hello = harness.message("hello, I'm Ann", STRANGER, name="Ann Smith")
+    first = await harness.gateway.handle(hello)
+    assert first is not None and (first.route, first.text) == ("refused", ASKED)
+    for text in ("are you there?", "please answer"):
+        assert await harness.gateway.handle(harness.message(text, STRANGER)) is None
+    assert harness.adapter.to(STRANGER) == [ASKED]
+    [prompt] = harness.adapter.to(OWNER_CHAT)
+    assert "Ann Smith" in prompt and STRANGER in prompt and "telegram" in prompt
+    assert "hello, I'm Ann" in prompt.replace("\\", "")
+    assert list(prompt_buttons(harness, hello)) == ["Allow", "Block"]
+    assert harness.small.history == [] and harness.big.history == []
+
+
+async def test_allow_after_a_restart_answers_the_waiting_message_and_lets_them_in(
+        make_harness: HarnessFactory) -> None:
+    before = await make_harness(**PAIRING)
+    asked = before.message("what's on today?", STRANGER)
+    await before.gateway.handle(asked)
+    token = prompt_buttons(before, asked)["Allow"]
+    after = await make_harness(**PAIRING)  # a new process on the same database
+    result = await after.gateway.press("telegram", OWNER, token)
+    assert result.accepted and result.alert == "Allow ✓"
+    assert result.edit_text is not None and STRANGER in result.edit_text
+    await answered(after)
+    [reply] = after.adapter.to(STRANGER)
+    assert "what's on today?" in reply  # the PurposeModel echoes what it answered
+    later = await after.send("and tomorrow?", STRANGER)
+    assert later.route != "refused" and "and tomorrow?" in later.text
+    again = await after.gateway.press("telegram", OWNER, prompt_buttons(after, asked)["Block"])
+    assert not again.accepted and "already decided" in again.alert
+    assert after.services.people.status("telegram", STRANGER) == "allowed"
+
+
+async def test_block_keeps_them_refused(make_harness: HarnessFactory) -> None:
+    harness = await make_harness(**PAIRING)
+    hi = harness.message("hi", STRANGER)
+    await harness.gateway.handle(hi)
+    result = await harness.gateway.press("telegram", OWNER, prompt_buttons(harness, hi)["Block"])
+    assert result.accepted and result.alert == "Block ✓"
+    assert await harness.gateway.handle(harness.message("hi again", STRANGER)) is not None
+    assert await harness.gateway.handle(harness.message("hello?", STRANGER)) is None
+    assert harness.adapter.to(STRANGER) == [ASKED, REFUSAL]
+    assert harness.small.history == [] and harness.big.history == []
+    assert harness.services.people.status("telegram", STRANGER) == "blocked"
+
+
+async def test_only_the_owner_can_press(make_harness: HarnessFactory) -> None:
+    harness = await make_harness(**PAIRING)
+    hi = harness.message("hi", STRANGER)
+    await harness.gateway.handle(hi)
+    result = await harness.gateway.press("telegram", STRANGER, prompt_buttons(harness, hi)["Allow"])
+    assert not result.accepted
+    assert harness.services.people.status("telegram", STRANGER) == "asked"
+
+
+async def test_after_remove_they_ask_again(make_harness: HarnessFactory) -> None:
+    harness = await make_harness(**PAIRING)
+    first = harness.message("hi", STRANGER)
+    await harness.gateway.handle(first)
+    await harness.gateway.press("telegram", OWNER, prompt_buttons(harness, first)["Allow"])
+    await answered(harness)
+    assert harness.services.people.remove(STRANGER) == 1  # `frontdesk people remove`
+    second = harness.message("hello again", STRANGER)
+    reply = await harness.gateway.handle(second)
+    assert reply is not None and reply.text == ASKED
+    assert list(prompt_buttons(harness, second)) == ["Allow", "Block"]
+    assert len(harness.adapter.to(OWNER_CHAT)) == 2
+
+
+async def test_pairing_off_refuses_and_tells_the_terminal_once_per_person(
+        harness: Harness, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="frontdesk.access"):
+        for text in ("hi", "hello?"):
+            await harness.gateway.handle(harness.message(text, STRANGER, name="Bob"))
+    assert harness.adapter.to(STRANGER) == [REFUSAL]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "frontdesk.access"]
+    assert STRANGER in line and "Bob" in line and "TELEGRAM_ALLOWED_USERS" in line
+    assert "FRONTDESK_PAIRING=ask" in line
+
+
+async def test_a_missing_owner_id_is_said_with_the_writer_s_id(
+        make_harness: HarnessFactory, caplog: pytest.LogCaptureFixture) -> None:
+    harness = await make_harness(TELEGRAM_OWNER_ID="", **PAIRING)
+    with caplog.at_level(logging.WARNING, logger="frontdesk.access"):
+        reply = await harness.gateway.handle(harness.message("hi", OWNER))
+    assert reply is not None and reply.text == REFUSAL  # no owner to ask: refused as before
+    [line] = [r.getMessage() for r in caplog.records if r.name == "frontdesk.access"]
+    assert f"TELEGRAM_OWNER_ID={OWNER}" in line
