@@ -66,6 +66,7 @@ class Gateway:
     async def start(self) -> None:
         """Before any message: continue the runs a crash left running, expire overdue waits."""
         prune(self.s.settings.traces_dir, self.s.settings.trace_days)  # and at every start
+        await self.s.start_tools()  # MCP tools, before a recovered run may call one
         await self.s.runs.recover()
         await self.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
         await self.s.notifier.resume()  # urgent messages held back by the hourly limit

@@ -75,6 +75,9 @@ class Settings:
     discord_base_url: str | None = None
     discord_owner_id: str | None = None
     discord_allowed_users: frozenset[str] = frozenset()
+    # MCP tools (bot.mcp_client): the servers file, and the time one call may take
+    mcp_config: str | None = None  # None: mcp.json in FRONTDESK_HOME when it exists
+    mcp_timeout: float = 30.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -120,6 +123,8 @@ class Settings:
             discord_base_url=get("DISCORD_BASE_URL"),
             discord_owner_id=get("DISCORD_OWNER_ID"),
             discord_allowed_users=_ids(get("DISCORD_ALLOWED_USERS")),
+            mcp_config=get("FRONTDESK_MCP_CONFIG"),
+            mcp_timeout=_seconds("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"), 30.0),
         )
 
     @property
