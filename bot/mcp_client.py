@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -171,23 +172,28 @@ class McpTools:
                       for server in config.servers}
         self.problems: dict[str, str] = {}  # server -> why it is absent
 
-    async def start(self, registry: ToolRegistry) -> dict[str, str]:
-        """Start all servers at once and register their tools; a line per server that failed."""
-        for line in self.config.problems:
-            log.warning("%s", line)
-        outcomes = await asyncio.gather(*(self._start(link, registry)
+    async def start(self, registry: ToolRegistry, *, log_problems: bool = True
+                    ) -> dict[str, str]:
+        """Start all servers at once and register their tools; why each failed one failed
+        (each also a log line, unless the caller reports them itself)."""
+        if log_problems:
+            for line in self.config.problems:
+                log.warning("%s", line)
+        outcomes = await asyncio.gather(*(self._start(link, registry, log_problems)
                                           for link in self.links.values()))
         self.problems = {name: why for name, why in zip(self.links, outcomes, strict=True)
                          if why}
         return self.problems
 
-    async def _start(self, link: ServerLink, registry: ToolRegistry) -> str:
+    async def _start(self, link: ServerLink, registry: ToolRegistry, log_problems: bool) -> str:
         try:
             listed = await link.tools()
         except (Exception, TimeoutError) as exc:
             why = str(exc) if isinstance(exc, ServerUnavailable) else link.hide(_reason(exc))
-            log.warning("MCP server %r did not start; its tools are absent: %s",
-                        link.config.name, why)
+            if isinstance(exc, TimeoutError):
+                why = f"no answer within {self.timeout:g} s"
+            if log_problems:
+                log.warning("%s", absent_line(link.config.name, why))
             await link.close()
             return why
         registry.remove_server(link.config.name)
@@ -203,28 +209,38 @@ class McpTools:
         spec = ToolSpec(name=name, description=(tool.description or tool.name)[:1024],
                         parameters=dict(tool.input_schema or {"type": "object"}))
 
+        needs_approval = config.needs_approval(tool.name, read_only)
+
         async def call(arguments: dict[str, Any]) -> ToolResult:
-            return await self.call(link, tool.name, arguments)
+            return await self.call(link, tool.name, arguments, retry=not needs_approval)
 
         try:
             registry.add_remote(spec, call, server=config.name, remote_name=tool.name,
                                 guests=tool.name in config.guests,
-                                needs_approval=config.needs_approval(tool.name, read_only),
+                                needs_approval=needs_approval,
                                 max_chars=OUTPUT_CHARS + 1000)
         except ValueError:
             log.warning("MCP tool %s of server %r is skipped: another tool has that name",
                         tool.name, config.name)
 
-    async def call(self, link: ServerLink, tool: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, link: ServerLink, tool: str, arguments: dict[str, Any], *,
+                   retry: bool = False) -> ToolResult:
         """One call as the model's observation: the output (capped, marked untrusted) or why
-        it failed."""
+        it failed. ``retry``: a call that found the server gone (it died since the last use)
+        is made once more on a fresh start; only for calls without side effects, since the
+        dead server may have done it."""
         where = f"{tool} (MCP server {link.config.name!r})"
-        try:
-            result = await link.call(tool, arguments)
-        except TimeoutError:
-            return ToolResult(f"error: {where} did not answer within {self.timeout:g} s.", False)
-        except Exception as exc:
-            return ToolResult(link.hide(f"error: {where} failed: {_reason(exc)}"), False)
+        for attempt in (1, 2):
+            try:
+                result = await link.call(tool, arguments)
+                break
+            except TimeoutError:
+                return ToolResult(f"error: {where} did not answer within {self.timeout:g} s.",
+                                  False)
+            except Exception as exc:
+                if attempt == 1 and retry and _connection_closed(exc):
+                    continue
+                return ToolResult(link.hide(f"error: {where} failed: {_reason(exc)}"), False)
         text = link.hide(result_text(result))
         if len(text) > OUTPUT_CHARS:
             text = (text[:OUTPUT_CHARS] + f"\n[cut: the output had {len(text):,} characters; "
@@ -239,6 +255,11 @@ class McpTools:
         await asyncio.gather(*(link.close() for link in self.links.values()))
         for link in self.links.values():
             link.shutdown()
+
+
+def absent_line(server: str, why: str) -> str:
+    """The one line saying a server's tools are absent."""
+    return f"MCP server {server!r} did not start; its tools are absent: {why}"
 
 
 def result_text(result: Any) -> str:
@@ -261,6 +282,14 @@ def result_text(result: Any) -> str:
     return "\n".join(parts) or "(no output)"
 
 
+def _connection_closed(exc: Exception) -> bool:
+    """The SDK's error for a connection that ended (the server process died)."""
+    from mcp_types import CONNECTION_CLOSED
+
+    return getattr(exc, "code", None) == CONNECTION_CLOSED or (
+        getattr(getattr(exc, "error", None), "code", None) == CONNECTION_CLOSED)
+
+
 def _reason(exc: BaseException) -> str:
     """A one-line reason, digging into the exception groups anyio raises."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -277,3 +306,30 @@ def build_mcp(configured: str | None, home: Path, timeout: float) -> McpTools:
     except McpConfigError as exc:
         config = McpConfig(problems=(str(exc),))
     return McpTools(config, timeout, home / "logs")
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """One configured server as a check finds it: its tools, or why it is absent."""
+
+    name: str
+    ok: bool
+    tools: tuple[str, ...] = ()
+    problem: str = ""
+
+
+async def check_servers(configured: str | None, home: Path,
+                        timeout: float) -> tuple[list[ServerStatus], list[str]]:
+    """Start each configured server, list its tools, stop it: a status per server, and the
+    file's own problems (an unreadable file, skipped entries). For ``frontdesk doctor``."""
+    mcp = build_mcp(configured, home, timeout)
+    registry = ToolRegistry()
+    try:
+        problems = await mcp.start(registry, log_problems=False)
+    finally:
+        await mcp.stop()
+    listing = registry.listing()
+    statuses = [ServerStatus(name, name not in problems,
+                             tuple(t.name for t in listing if t.server == name),
+                             problems.get(name, "")) for name in mcp.links]
+    return statuses, list(mcp.config.problems)
