@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from bot.approval_relay import ask_owner
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.services import AnyWorkflow, Services, match_option
@@ -210,6 +211,11 @@ class Gateway:
             return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
         graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
         state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner))
+        if not is_owner and state.status == "waiting" and state.waits:  # a tool approval
+            text = await ask_owner(self.s.notifier, self.outbox, msg.platform,
+                                   state.run_id or "", state.waits[0], self.buttons)
+            return replace(self._reply_from(state, default_route="loop"), text=text,
+                           buttons=[])
         return self._reply_from(state, default_route="loop")
 
     def _message_input(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:

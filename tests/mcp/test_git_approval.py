@@ -6,10 +6,11 @@ repository's commit count is what the assertions read.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from tests.gateway.conftest import GUEST, OWNER
-from tests.mcp.conftest import McpHarnessFactory, commits, git_server
+from tests.gateway.conftest import GUEST, OWNER, OWNER_CHAT
+from tests.mcp.conftest import McpHarnessFactory, commits, git, git_server
 
 
 async def test_git_status_runs_without_asking(mcp_harness: McpHarnessFactory,
@@ -94,3 +95,54 @@ async def test_a_guest_cannot_see_or_call_an_owner_tool(mcp_harness: McpHarnessF
     assert "git__git_status" in offered and "git__git_commit" not in offered
     assert "not allowed" in h.big.history[1].messages[-1].content
     assert commits(repo) == 1
+
+
+async def test_a_guests_call_that_needs_approval_asks_the_owner(
+        mcp_harness: McpHarnessFactory, repo: Path) -> None:
+    h = await mcp_harness({"git": git_server(repo, guests=["git_status", "git_add"])})
+    (repo / "c.txt").write_text("third\n")
+    h.big.enqueue(tool_calls=[("git__git_add", {"repo_path": str(repo), "files": ["c.txt"]})])
+    h.big.enqueue("Staged c.txt.")
+    reply = await h.send("please stage c.txt", user=GUEST, name="Ann")
+    assert not reply.buttons and "asked" in reply.text
+    asked = h.adapter.to(OWNER_CHAT)[-1]
+    assert "git_add" in asked and "Ann" in asked and "c.txt" in asked
+    assert "c.txt" not in git(repo, "diff", "--cached", "--name-only")
+    (wait,) = h.services.store.waits("open")
+    guest_press = h.gateway.buttons(wait.run_id, wait.as_wait())[0]
+    assert not (await h.gateway.press("telegram", GUEST, guest_press.token)).accepted
+    assert "c.txt" not in git(repo, "diff", "--cached", "--name-only")
+    approve = next(b for b in h.gateway.buttons(wait.run_id, wait.as_wait())
+                   if b.label == "Approve")
+    assert (await h.gateway.press("telegram", OWNER, approve.token)).accepted
+    assert "c.txt" in git(repo, "diff", "--cached", "--name-only")
+    assert h.adapter.to(GUEST)[-1] == "Staged c.txt."
+
+
+async def test_graph_mode_full_agent_asks_the_same_way(mcp_harness: McpHarnessFactory,
+                                                       repo: Path) -> None:
+    h = await mcp_harness({"git": git_server(repo)}, FRONTDESK_GRAPH_WORKFLOWS="1")
+    h.big.enqueue(tool_calls=[("git__git_commit", {"repo_path": str(repo), "message": "b"})])
+    h.big.enqueue("Committed.")
+    reply = await h.send("commit the staged file in my notes repo")
+    assert reply.route == "full_agent" and [b.label for b in reply.buttons] == ["Approve",
+                                                                                  "Deny"]
+    assert commits(repo) == 1
+    approve = next(b for b in reply.buttons if b.label == "Approve")
+    assert (await h.gateway.press("telegram", OWNER, approve.token)).accepted
+    assert commits(repo) == 2 and h.adapter.to(OWNER)[-1] == "Committed."
+
+
+async def test_expiry_and_cancel_run_nothing(mcp_harness: McpHarnessFactory,
+                                             repo: Path) -> None:
+    h = await mcp_harness({"git": git_server(repo)})
+    h.big.enqueue(tool_calls=[("git__git_commit", {"repo_path": str(repo), "message": "b"})])
+    h.big.enqueue("Nobody answered, so I did not commit.")
+    assert (await h.send("commit it")).buttons
+    assert await h.gateway.expire(now=time.time() + 2 * 24 * 3600) == 1
+    assert "did not answer in time" in h.big.history[1].messages[-1].content
+    assert h.adapter.to(OWNER)[-1] == "Nobody answered, so I did not commit."
+    h.big.enqueue(tool_calls=[("git__git_commit", {"repo_path": str(repo), "message": "b"})])
+    assert (await h.send("commit it again")).buttons
+    assert (await h.send("/cancel")).text == "Cancelled the waiting run."
+    assert commits(repo) == 1 and not h.services.store.waits("open")
