@@ -111,7 +111,7 @@ def parse_server(name: str, entry: Any) -> ServerConfig:
         raise ValueError("\"frontdesk\" must be an object with trust / approve / guests lists")
     return ServerConfig(
         name=name, command=command, args=tuple(_strings(entry, "args")),
-        env=_mapping(entry, "env"), url=url, headers=_mapping(entry, "headers"),
+        env=_mapping(entry, "env"), url=url, headers=_headers(entry),
         trust=frozenset(_strings(policy, "trust")),
         approve=frozenset(_strings(policy, "approve")),
         guests=frozenset(_strings(policy, "guests")))
@@ -129,6 +129,13 @@ def _mapping(entry: dict[str, Any], key: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise ValueError(f"\"{key}\" must be an object of strings")
     return {str(k): v for k, v in value.items()}
+
+
+def _headers(entry: dict[str, Any]) -> dict[str, str]:
+    headers = _mapping(entry, "headers")
+    if not all(f"{k}{v}".isascii() for k, v in headers.items()):
+        raise ValueError("\"headers\" must be plain ASCII text (HTTP sends nothing else)")
+    return headers
 
 
 def tool_prefix(server: str) -> str:
