@@ -154,7 +154,11 @@ class ToolRegistry:
             return ToolResult(f"not allowed: {name} is only available to the owner.", False,
                               valid=False)
         if tool.remote is not None:
-            outcome = await tool.remote(dict(arguments))
+            try:
+                outcome = await tool.remote(dict(arguments))
+            except Exception as exc:  # the remote call reports its own failures; this is a bug
+                return ToolResult(self.scrub(f"error: {name} failed: {type(exc).__name__}"),
+                                  False)
             return replace(outcome, text=self.scrub(outcome.text, tool.max_chars))
         kwargs = dict(arguments)
         kwargs.pop("caller", None)  # a model may not choose who it acts for

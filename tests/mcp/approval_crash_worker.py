@@ -39,7 +39,7 @@ async def main(folder: Path, mode: str, token: str) -> None:
     adapter = RecordingAdapter()
     assert services.mcp is not None
     if mode == "press-hang":
-        async def hang(*_: Any) -> Any:
+        async def hang(*_: Any, **__: Any) -> Any:
             log_ran(folder, "git_commit")
             say_ready(folder)
             threading.Event().wait()  # the SIGKILL finds the process inside the call

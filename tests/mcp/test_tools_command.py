@@ -11,7 +11,9 @@ import pytest
 
 from bot.mcp_client import check_servers
 from bot.mcp_config import McpConfigError, config_path, load_config, offered_name
+from bot.models.base import ToolSpec
 from bot.settings import Settings
+from bot.tools import Caller, ToolRegistry, ToolResult
 from tests.mcp.conftest import git_server, time_server, write_config
 
 
@@ -97,3 +99,18 @@ async def test_check_servers_reports_each_server(tmp_path: Path) -> None:
     assert by_name["time"].ok and "time__get_current_time" in by_name["time"].tools
     assert not by_name["down"].ok and "FileNotFoundError" in by_name["down"].problem
     assert problems == []
+
+
+async def test_a_remote_tool_that_raises_is_an_observation() -> None:
+    registry = ToolRegistry()
+
+    async def broken(arguments: dict[str, object]) -> ToolResult:
+        raise RuntimeError("boom")
+
+    registry.add_remote(ToolSpec("s__t", "t", {"type": "object"}), broken, server="s",
+                        remote_name="t", guests=False, needs_approval=False, max_chars=100)
+    owner = Caller("owner", True, "console", "c")
+    outcome = await registry.invoke("s__t", {}, owner)
+    assert not outcome.ok and "RuntimeError" in outcome.text
+    guest = await registry.invoke("s__t", {}, Caller("telegram:2", False, "telegram", "c"))
+    assert not guest.valid and "only available to the owner" in guest.text
