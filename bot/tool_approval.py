@@ -36,9 +36,11 @@ RunOnce = Callable[[str], Awaitable[ToolResult]]  # run the call under this step
 async def approved_call(tools: ToolRegistry, call: ToolCall, caller: Caller,
                         steps: NodeSteps | None, key: str, run_once: RunOnce) -> ToolResult:
     """Ask the owner (parking the run), then run the call once if they approve."""
-    if steps is None:  # no durable run to wait in (a one-off loop): never run it unasked
+    if steps is None or not caller.message_id:
+        # No durable run to wait in, or no message to answer (a scheduled task: nobody would
+        # see the question in time): never run it unasked.
         return ToolResult(f"not run: {call.name} needs the owner's approval, which cannot be "
-                          "asked here.", False)
+                          "asked here (only while answering a message).", False)
     attempt = 1
     while True:
         decision = _decision(tools, call, caller, steps, f"{key}/approval:{attempt}", attempt)

@@ -114,3 +114,25 @@ async def test_a_remote_tool_that_raises_is_an_observation() -> None:
     assert not outcome.ok and "RuntimeError" in outcome.text
     guest = await registry.invoke("s__t", {}, Caller("telegram:2", False, "telegram", "c"))
     assert not guest.valid and "only available to the owner" in guest.text
+
+
+async def test_an_approval_tool_outside_a_message_run_is_not_run() -> None:
+    from bot.agent import run_loop
+    from tests.fakes.model import FakeModel
+
+    ran: list[dict[str, object]] = []
+
+    async def effect(arguments: dict[str, object]) -> ToolResult:
+        ran.append(arguments)
+        return ToolResult("done", True)
+
+    registry = ToolRegistry()
+    registry.add_remote(ToolSpec("s__write", "w", {"type": "object"}), effect, server="s",
+                        remote_name="write", guests=False, needs_approval=True, max_chars=100)
+    model = FakeModel(role="big")
+    model.enqueue(tool_calls=[("s__write", {"x": 1})])
+    model.enqueue("ok")
+    result = await run_loop(model, [{"role": "user", "content": "go"}], registry,
+                            Caller("owner", True, "console", "c"))
+    assert result.text == "ok" and ran == []
+    assert "cannot be asked here" in model.history[1].messages[-1].content
