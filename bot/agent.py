@@ -11,7 +11,8 @@ else to the current graph node's.
 Inside a durable run each model turn and each tool call is a step (``graphs.checkpoints``):
 recorded as it completes, replayed when the node runs again after a crash, so a tool that ran
 is not run again; a call in flight at the crash runs again under the same ``effect_key``,
-which effectful tools use to do their effect once.
+which effectful tools use to do their effect once. A call that needs the owner's approval
+(an MCP tool with side effects) waits for it durably first (``bot.tool_approval``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from bot.models.base import (
     emit,
     resolve_observer,
 )
+from bot.tool_approval import approved_call
 from bot.tools import Caller, ToolRegistry, ToolResult
 from graphs.checkpoints import NodeSteps, node_steps
 
@@ -134,8 +136,26 @@ async def _turn(model: Model, conversation: list[Message], specs: Any, max_token
 
 async def _tool(tools: ToolRegistry, call: ToolCall, caller: Caller, sink: Observer | None,
                 steps: NodeSteps | None, turn: int) -> ToolResult:
-    """One tool call: its recorded result after a crash, else run (recorded before and after)."""
+    """One tool call, after the owner's approval when it needs one (``bot.tool_approval``)."""
     key = f"tool:{turn}:{call.id}"  # a model may reuse ids from turn to turn
+    watch = Stopwatch()
+
+    async def run_once(step_key: str) -> ToolResult:
+        return await _run_once(tools, call, caller, steps, step_key)
+
+    if tools.needs_approval(call.name, caller):
+        outcome = await approved_call(tools, call, caller, steps, key, run_once)
+    else:
+        outcome = await run_once(key)
+    emit(sink, {"event": "tool_call", "tool": call.name,
+                "arguments": tools.describe_arguments(call.arguments), "ok": outcome.ok,
+                "duration_s": watch.elapsed()})
+    return outcome
+
+
+async def _run_once(tools: ToolRegistry, call: ToolCall, caller: Caller,
+                    steps: NodeSteps | None, key: str) -> ToolResult:
+    """Its recorded result after a crash, else run it (recorded before and after)."""
     if steps is not None:
         saved = steps.saved(key)
         if saved is not None and saved.status == "done":
@@ -143,13 +163,9 @@ async def _tool(tools: ToolRegistry, call: ToolCall, caller: Caller, sink: Obser
                               bool(saved.output.get("valid", True)))
         steps.begin(key, "tool_call")
         caller = replace(caller, effect_key=steps.effect_key(key))
-    watch = Stopwatch()
     outcome = await tools.invoke(call.name, call.arguments, caller)
     if steps is not None:
         steps.done(key, {"text": outcome.text, "ok": outcome.ok, "valid": outcome.valid})
-    emit(sink, {"event": "tool_call", "tool": call.name,
-                "arguments": tools.describe_arguments(call.arguments), "ok": outcome.ok,
-                "duration_s": watch.elapsed()})
     return outcome
 
 

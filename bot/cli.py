@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     reminders.add_argument("action", nargs="?", choices=["cancel"], metavar="cancel")
     reminders.add_argument("id", nargs="?", metavar="ID")
 
+    tools = sub.add_parser("tools", help="every tool (built-in and MCP), who may use it, "
+                                         "whether it asks the owner first")
+    tools.add_argument("--json", action="store_true", help="print a JSON list only")
+
     graph = sub.add_parser("graph", help="print a workflow's graph")
     graph.add_argument("name", metavar="NAME")
     graph.add_argument("--mermaid", action="store_true", help="as a Mermaid diagram (default)")

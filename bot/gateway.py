@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from bot.approval_relay import ask_owner
 from bot.attachments import Attachments
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
@@ -75,6 +76,7 @@ class Gateway:
     async def start(self) -> None:
         """Before any message: continue the runs a crash left running, expire overdue waits."""
         prune(self.s.settings.traces_dir, self.s.settings.trace_days)  # and at every start
+        await self.s.start_tools()  # MCP tools, before a recovered run may call one
         await self.s.runs.recover()
         await self.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
         await self.s.notifier.resume()  # urgent messages held back by the hourly limit
@@ -238,6 +240,11 @@ class Gateway:
             return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
         graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
         state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner, extra))
+        if not is_owner and state.status == "waiting" and state.waits:  # a tool approval
+            text = await ask_owner(self.s.notifier, self.outbox, msg.platform,
+                                   state.run_id or "", state.waits[0], self.buttons)
+            return replace(self._reply_from(state, default_route="loop"), text=text,
+                           buttons=[])
         return self._reply_from(state, default_route="loop")
 
     def _message_input(self, msg: IncomingMessage, is_owner: bool,

@@ -24,6 +24,7 @@ from bot.assistant_tools import (
 )
 from bot.calendar import Calendar, CalendarError, machine_zone, zone_named
 from bot.inbox import Ledger
+from bot.mcp_client import McpTools, build_mcp
 from bot.models import Models, build_models, classify_offline
 from bot.notifier import OwnerNotifier
 from bot.outbox import Outbox
@@ -112,6 +113,7 @@ class Services:
     reminders: Reminders = field(init=False)
     scheduler: Scheduler = field(init=False)  # fires reminders; ``frontdesk run`` starts it
     wakeup: Wakeup = field(init=False)  # tells a running bot's timer of reminders set here
+    mcp: McpTools | None = None  # the MCP servers; ``start_tools`` starts them
 
     def __post_init__(self) -> None:
         self.triage = triage.build(triage.TriageDeps(
@@ -163,7 +165,18 @@ class Services:
                    store=RunStore(settings.database),
                    models=models or build_models(settings), calendar=calendar,
                    access=Access(settings, people), notifier=notifier, people=people,
-                   tools=build_tools(memory, calendar, notifier.notify), prompts=load_prompts())
+                   tools=build_tools(memory, calendar, notifier.notify), prompts=load_prompts(),
+                   mcp=build_mcp(settings.mcp_config, settings.home, settings.mcp_timeout))
+
+    async def start_tools(self) -> None:
+        """Start the MCP servers and register their tools (a failing one is a log line)."""
+        if self.mcp is not None:
+            await self.mcp.start(self.tools)
+
+    async def stop_tools(self) -> None:
+        """Stop the MCP servers (stdio servers end)."""
+        if self.mcp is not None:
+            await self.mcp.stop()
 
     # -- the services triage needs, as plain functions ---------------------------------
     def note_texts(self, scope: str, query: str, k: int) -> list[str]:

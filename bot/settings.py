@@ -87,6 +87,10 @@ class Settings:
     pairing: str = "off"  # FRONTDESK_PAIRING: "ask" (a stranger's message asks the owner)
     log_level: str = "WARNING"
 
+    # MCP tools (bot.mcp_client): the servers file, and the time one call may take
+    mcp_config: str | None = None  # None: mcp.json in FRONTDESK_HOME when it exists
+    mcp_timeout: float = 30.0
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Read the settings from an environment-like mapping; every variable is parsed here,
@@ -153,6 +157,8 @@ class Settings:
             transcribe_model=get("FRONTDESK_TRANSCRIBE_MODEL") or "whisper-1",
             transcribe_base_url=values.base_url("FRONTDESK_TRANSCRIBE_BASE_URL",
                                                  get("FRONTDESK_TRANSCRIBE_BASE_URL")),
+            mcp_config=get("FRONTDESK_MCP_CONFIG"),
+            mcp_timeout=_seconds("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"), 30.0),
         )
 
     def check_files(self) -> None:

@@ -5,6 +5,10 @@ parameter named ``caller`` receives the ``Caller`` and stays out of the schema, 
 keep each person in their own scope. Design §3's policy: the owner may use every tool; anyone
 else only the tools not marked ``owner_only``. Refusals, unknown tools, bad arguments and a
 tool's own exceptions all come back as text (an observation for the model), never as a raise.
+
+Tools from MCP servers (``bot.mcp_client``) join with ``add_remote``: a spec the server gave,
+a coroutine that calls it, its server, and whether each call ``needs_approval`` (which the
+agent loop asks the owner for, ``bot.tool_approval``).
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from bot.models.base import ToolSpec
@@ -57,6 +61,25 @@ class Tool:
     spec: ToolSpec
     owner_only: bool
     wants_caller: bool
+    needs_approval: bool = False
+    server: str | None = None  # the MCP server it comes from (None: built in)
+    remote: RemoteCall | None = None  # how an MCP tool is called (arguments as given)
+    remote_name: str = ""  # the tool's own name on its server
+    max_chars: int = MAX_RESULT_CHARS
+
+
+RemoteCall = Callable[[dict[str, Any]], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One line of ``frontdesk tools``: who may use a tool and whether it asks first."""
+
+    name: str
+    server: str | None
+    tool: str
+    users: str  # "owner" or "owner+guests"
+    needs_approval: bool
 
 
 class ToolRegistry:
@@ -75,6 +98,33 @@ class ToolRegistry:
         wants_caller = "caller" in inspect.signature(fn).parameters
         self._tools[spec.name] = Tool(fn, spec, owner_only, wants_caller)
         return fn
+
+    def add_remote(self, spec: ToolSpec, call: RemoteCall, *, server: str, remote_name: str,
+                   guests: bool, needs_approval: bool, max_chars: int) -> None:
+        """Add a tool of an MCP server under ``spec.name`` (``<server>__<tool>``)."""
+        if spec.name in self._tools:
+            raise ValueError(f"tool {spec.name!r} is registered twice")
+        self._tools[spec.name] = Tool(call, spec, not guests, False, needs_approval, server,
+                                      call, remote_name, max_chars)
+
+    def remove_server(self, server: str) -> None:
+        """Drop every tool of an MCP server (before its tools are registered again)."""
+        for name in [n for n, t in self._tools.items() if t.server == server]:
+            del self._tools[name]
+
+    def needs_approval(self, name: str, caller: Caller) -> bool:
+        """Whether this call waits for the owner's approval (a known tool the caller may use)."""
+        tool = self._tools.get(name)
+        return tool is not None and tool.needs_approval and self.allowed(name, caller)
+
+    def tool(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def listing(self) -> list[ToolInfo]:
+        """Every tool with its server, who may use it and whether it asks first."""
+        return [ToolInfo(name, t.server, t.remote_name or name,
+                         "owner" if t.owner_only else "owner+guests", t.needs_approval)
+                for name, t in self._tools.items()]
 
     def names(self) -> list[str]:
         """Every registered tool name, in registration order."""
@@ -103,6 +153,13 @@ class ToolRegistry:
         if not self.allowed(name, caller):
             return ToolResult(f"not allowed: {name} is only available to the owner.", False,
                               valid=False)
+        if tool.remote is not None:
+            try:
+                outcome = await tool.remote(dict(arguments))
+            except Exception as exc:  # the remote call reports its own failures; this is a bug
+                return ToolResult(self.scrub(f"error: {name} failed: {type(exc).__name__}"),
+                                  False)
+            return replace(outcome, text=self.scrub(outcome.text, tool.max_chars))
         kwargs = dict(arguments)
         kwargs.pop("caller", None)  # a model may not choose who it acts for
         if tool.wants_caller:
@@ -126,11 +183,11 @@ class ToolRegistry:
             text = text.replace(secret, "[secret]")
         return text
 
-    def scrub(self, text: str) -> str:
+    def scrub(self, text: str, limit: int = MAX_RESULT_CHARS) -> str:
         """Hide configured secrets and cap the length of what goes back to the model."""
         text = self._hide(text)
-        if len(text) > MAX_RESULT_CHARS:
-            text = text[:MAX_RESULT_CHARS] + " …(truncated)"
+        if len(text) > limit:
+            text = text[:limit] + " …(truncated)"
         return text
 
     def describe_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:

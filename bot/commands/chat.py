@@ -30,7 +30,10 @@ async def send_one(settings: Settings, text: str, user: str | None,
     adapter = ConsoleAdapter(echo=False)
     await gateway.attach(adapter, recover=False)
     message = console_message(text, user, files)
-    reply = await gateway.handle(message)
+    try:
+        reply = await gateway.handle(message)
+    finally:
+        await services.stop_tools()
     assert reply is not None, "a fresh console message is never a duplicate"
     others = [sent for chat, sent in adapter.sent if chat != message.chat_id]
     return reply, others

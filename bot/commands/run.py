@@ -77,6 +77,7 @@ async def serve(settings: Settings) -> int:
             task.cancel()
         await asyncio.gather(*tasks, *background, return_exceptions=True)
         await services.wakeup.close()
+        await services.stop_tools()
     reasons = [reason for task in done if (reason := task.result())]
     for reason in reasons:
         print(reason, file=sys.stderr)

@@ -53,10 +53,11 @@ class WaitInfo:
                 "expires_at": self.expires_at}
 
     def outcome(self) -> dict[str, Any]:
-        """What the waiting node gets back: the answer and who gave it, or that it expired."""
+        """What the waiting node gets back: the answer and who gave it, or that it expired;
+        with the wait's key (a node that asks several questions in one visit tells them apart)."""
         if self.status == "expired":
-            return {"expired": True}
-        return {"answer": self.answer, "by": self.answered_by}
+            return {"expired": True, "key": self.key}
+        return {"answer": self.answer, "by": self.answered_by, "key": self.key}
 
 
 @dataclass

@@ -1,0 +1,32 @@
+"""A guest's tool call that needs approval: the question goes to the owner, not to the guest.
+
+The guest's run waits in the guest's chat (where its answer will go), but only the owner may
+approve: the owner gets the question with the Approve / Deny buttons in their own chat (on
+the platform the guest wrote from when the owner is there, else as ``FRONTDESK_NOTIFY``
+says), and the guest is told that the owner was asked. A press then continues the run and
+its outcome reaches the guest's chat as any press outcome does. Sent once per wait (the
+outbox key), so a message answered again after a crash does not ask twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bot.messages import Button
+from bot.notifier import OwnerNotifier
+from bot.outbox import Outbox
+
+ASKED = ("That needs the owner's approval; I've asked them and will answer here once they "
+         "decide.")
+
+
+async def ask_owner(notifier: OwnerNotifier, outbox: Outbox, origin: str, run_id: str,
+                    wait: dict[str, Any],
+                    buttons: Callable[[str, dict[str, Any]], list[Button]]) -> str:
+    """Send the wait's question and buttons to the owner; the text for the guest."""
+    platform = notifier.targets(origin)[0]
+    chat = await notifier.owner_chat(platform)
+    await outbox.deliver(platform, chat, f"approval:{run_id}:{wait['key']}",
+                         str(wait.get("question") or "Approve?"), buttons(run_id, wait))
+    return ASKED
