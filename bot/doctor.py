@@ -258,9 +258,50 @@ async def check_calendar(ctx: Context) -> list[Result]:
     return results
 
 
-# The checks, in order. The lead adds transcription (issue 16) and MCP servers (issue 18) here.
+async def check_transcription(ctx: Context) -> list[Result]:
+    """When on (a key or FRONTDESK_TRANSCRIBE_BASE_URL): the server transcribes a short clip."""
+    if ctx.settings is None:
+        return []
+    from bot.transcription import TranscriptionConfig
+    from bot.transcription import check_transcription as transcribes
+
+    if TranscriptionConfig.from_settings(ctx.settings) is None:
+        return []
+    ok, detail = await transcribes(ctx.settings)
+    return [Result("transcribe", ok, detail,
+                   "" if ok else "check FRONTDESK_TRANSCRIBE_BASE_URL, FRONTDESK_TRANSCRIBE_MODEL "
+                                 "and OPENAI_API_KEY")]
+
+
+async def check_mcp(ctx: Context) -> list[Result]:
+    """When a servers file is configured: each server starts and lists its tools."""
+    settings = ctx.settings
+    if settings is None:
+        return []
+    from bot.mcp_client import check_servers
+    from bot.mcp_config import config_path
+
+    if config_path(settings.mcp_config, settings.home) is None:
+        return []
+    statuses, problems = await check_servers(settings.mcp_config, settings.home,
+                                             settings.mcp_timeout)
+    results = [Result("mcp", False, problem, "fix that entry of the servers file")
+               for problem in problems]
+    for status in statuses:
+        if status.ok:
+            results.append(Result(f"mcp {status.name}", True,
+                                  f"{len(status.tools)} tools: " + ", ".join(status.tools)))
+        else:
+            results.append(Result(f"mcp {status.name}", False, status.problem,
+                                  f"see {settings.home / 'logs'}/mcp-{status.name}.log and the "
+                                  "server's command in the servers file"))
+    return results
+
+
+# The checks, in order; a part that arrives later adds its check here.
 CHECKS: list[Check] = [check_settings, check_data_dir, check_database, check_telegram,
-                       check_discord, check_models, check_calendar]
+                       check_discord, check_models, check_transcription, check_mcp,
+                       check_calendar]
 
 
 async def run_checks(env: Mapping[str, str], checks: list[Check] | None = None) -> list[Result]:

@@ -134,3 +134,26 @@ def test_anthropic_key_and_models(tmp_path: Path) -> None:
     [models] = [c for c in good if c["name"] == "models"]
     assert models["ok"] and "claude-haiku-4-5" in models["detail"]
     assert any("Anthropic refused ANTHROPIC_API_KEY" in p for p in bad)
+
+
+def test_transcription_and_mcp_servers_when_configured(tmp_path: Path,
+                                                       healthy: dict[str, str]) -> None:
+    from tests.mcp.conftest import time_server
+
+    servers = {"mcpServers": {"time": time_server(),
+                              "broken": {"command": str(tmp_path / "no-such-server")}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(servers))
+    done = doctor(tmp_path, {**healthy, "FRONTDESK_MCP_CONFIG": str(tmp_path / "mcp.json")},
+                  "--json")
+    assert done.returncode == 1
+    found = {c["name"]: c for c in checks(done)}
+    assert found["transcribe"]["ok"], found["transcribe"]
+    assert found["mcp time"]["ok"] and "time__get_current_time" in found["mcp time"]["detail"]
+    assert not found["mcp broken"]["ok"] and "mcp-broken.log" in found["mcp broken"]["fix"]
+    assert "Traceback" not in done.stderr
+
+
+def test_no_transcription_or_mcp_lines_when_not_configured(tmp_path: Path) -> None:
+    done = doctor(tmp_path, {"FRONTDESK_TIMEZONE": "UTC"}, "--json")
+    names = {c["name"] for c in checks(done)}
+    assert "transcribe" not in names and not any(n.startswith("mcp") for n in names)
