@@ -21,20 +21,19 @@ from typing import Any
 from bot.approval_relay import ask_owner
 from bot.attachments import Attachments
 from bot.chat_commands import Command, CommandHandler, parse
+from bot.decisions import FAILURE, NOT_OWNER, Decisions
+from bot.decisions import STALE as STALE
 from bot.messages import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.pairing import REFUSAL as REFUSAL
-from bot.pairing import Strangers, first_words, is_pairing
+from bot.pairing import Strangers, first_words
 from bot.services import AnyWorkflow, Services, match_option
 from bot.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
-from graphs import RunResult, cost_totals
+from graphs import RunResult
 from graphs.runs import WaitInfo
-from graphs.trace import daily_path, prune, write_jsonl
+from graphs.trace import prune
 
 log = logging.getLogger(__name__)
 
-FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
-           "please try again in a moment.")
-NOT_OWNER = "Only the owner can do that."
 TOO_SLOW = "This took too long, so I stopped; please try again."
 MAX_MESSAGE_CHARS = 16_000
 TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
@@ -43,15 +42,6 @@ MAX_TRIES = 3  # a message whose answer crashed the process this often is given 
 GAVE_UP = ("Sorry, I could not answer this message: working on it stopped me {} times, so I "
            "have set it aside. Please send it again in other words.")
 OWED_WINDOW_S = 7 * 24 * 3600.0  # presses this recent are checked for an unqueued outcome
-STALE = {"answered": "This was already decided.", "expired": "This request has expired.",
-         "cancelled": "This request was cancelled.", "": "This request is no longer open."}
-
-
-def outcome_key(run_id: str, wait_key: str) -> str:
-    """The outbox key of the reply that a press on a wait owes its chat."""
-    return f"outcome:{run_id}:{wait_key}"
-
-
 def run_id_for(msg: IncomingMessage) -> str:
     """The one run that answers this message: the same id after any restart."""
     key = f"{msg.platform}|{msg.chat_id}|{msg.message_id}".encode()
@@ -71,6 +61,7 @@ class Gateway:
         self.files = Attachments.from_settings(services.settings)  # photos, voice, documents
         self.strangers = Strangers(services.settings, services.ledger, self.outbox,
                                    services.people, services.notifier.owner_chat)
+        self.decisions = Decisions(services, self.strangers, self._chat_locks)
 
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
@@ -242,10 +233,10 @@ class Gateway:
         state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner, extra))
         if not is_owner and state.status == "waiting" and state.waits:  # a tool approval
             text = await ask_owner(self.s.notifier, self.outbox, msg.platform,
-                                   state.run_id or "", state.waits[0], self.buttons)
-            return replace(self._reply_from(state, default_route="loop"), text=text,
+                                   state.run_id or "", state.waits[0], self.decisions.buttons)
+            return replace(self.decisions.reply_from(state, default_route="loop"), text=text,
                            buttons=[])
-        return self._reply_from(state, default_route="loop")
+        return self.decisions.reply_from(state, default_route="loop")
 
     def _message_input(self, msg: IncomingMessage, is_owner: bool,
                        extra: dict[str, Any]) -> dict[str, Any]:
@@ -298,13 +289,13 @@ class Gateway:
             return command.input(CommandRequest(argument, sender, self.s.today()))
 
         state = await self._run(msg, self.s.workflows[command.workflow], make_input)
-        return self._reply_from(state, default_route="command")
+        return self.decisions.reply_from(state, default_route="command")
 
     async def brief(self, platform: str, chat_id: str, run_id: str) -> Reply:
         """The morning briefing (a code workflow) in this chat, or run ``run_id`` as it stands."""
         state = await self._start(self.s.brief, lambda: self.s.brief_input(platform, chat_id),
                                   run_id, platform, chat_id)
-        return self._reply_from(state, default_route="command")
+        return self.decisions.reply_from(state, default_route="command")
 
     async def scheduled_brief(self, day: str) -> None:
         """FRONTDESK_BRIEF_AT's briefing of ``day``, in the owner's chat (once per day)."""
@@ -325,90 +316,25 @@ class Gateway:
 
     async def _answer_wait(self, wait: WaitInfo, answer: str, by: str) -> Reply:
         state = await self.s.runs.resume(wait.run_id, answer, by, key=wait.key)
-        return self._reply_from(state, default_route="command")
+        return self.decisions.reply_from(state, default_route="command")
 
     # -- replies, runs and approvals -----------------------------------------------------
-    def _reply_from(self, state: RunResult, default_route: str) -> Reply:
-        events = self.s.store.events(state.run_id) if state.run_id else []
-        if state.run_id:  # the JSONL trace: an export of the run's durable events
-            write_jsonl(events, daily_path(self.s.settings.traces_dir, state.run_id))
-        costs = cost_totals(events)
-        calls = {"small": costs["calls"].get("small", 0), "big": costs["calls"].get("big", 0)}
-        route = str(state.get("route") or default_route)
-        common: dict[str, Any] = {"run_id": state.run_id, "model_calls": calls,
-                                  "cost_usd": float(costs.get("cost_usd", 0.0))}
-        if state.status == "waiting" and state.waits:
-            wait = state.waits[0]
-            text = str(wait.get("question") or "Please answer.")
-            return Reply(text, route, buttons=self.buttons(state.run_id or "", wait), **common)
-        if state.status == "failed":
-            return Reply(FAILURE, "failed", **common)
-        text = str(state.get("reply") or "").strip() or "(no answer)"
-        return Reply(text, route, **common)
-
+    # -- the owner's decisions (bot.decisions) -------------------------------------------
     def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
         """One opaque token per option of a wait."""
-        return [Button(option, self.s.ledger.button_token(run_id, str(wait["key"]), option,
-                                                          option))
-                for option in wait.get("options") or []]
+        return self.decisions.buttons(run_id, wait)
 
     async def press(self, platform: str, user_id: str, token: str) -> PressResult:
         """A button press: only the owner's counts; forged, stale and second presses say so."""
-        target = self.s.ledger.button(token)
-        if target is None:
-            return PressResult("This button is not valid (anymore).", False)
-        if self.s.access.level(platform, user_id) != "owner":
-            return PressResult(NOT_OWNER, False)
-        if is_pairing(target):  # Allow / Block for a stranger: no run behind it
-            return await self.strangers.press(target, self.process)
-        run = self.s.store.run(target.run_id)
-        where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
-            if run else (platform, "")
-        async with self._chat_locks.setdefault(where, asyncio.Lock()):
-            wait = self.s.store.wait(target.run_id, target.wait_key)
-            outcome = outcome_key(target.run_id, target.wait_key)
-            if wait is not None and wait.status == "answered" and wait.answer == target.answer \
-                    and run is not None and run.status != "running":
-                # This very press was taken before a crash: its outcome may not have been
-                # queued, so queue it (once per key) and settle the buttons as a first press.
-                state = self.s.runs.load(target.run_id)
-            elif wait is None or wait.status != "open":
-                return PressResult(STALE.get(wait.status if wait else "", STALE[""]), False)
-            else:
-                state = await self.s.runs.resume(target.run_id, target.answer, "owner",
-                                                 key=target.wait_key, reply_key=outcome)
-                if state.already_answered:  # another press won the race
-                    return PressResult(STALE["answered"], False)
-            reply = self._reply_from(state, default_route="command")
-            await self.outbox.deliver(*where, outcome, reply.text, reply.buttons)
-        return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
+        return await self.decisions.press(platform, user_id, token, self.process)
 
     async def queue_owed_outcomes(self, since: float) -> int:
-        """Queue the outcome of every press taken since ``since`` whose run ended before its
-        outcome was queued (a crash in between); how many were owed."""
-        owed = 0
-        for wait in self.s.store.owed_replies(since):
-            where = (str(wait.meta.get("platform")), str(wait.meta.get("chat_id")))
-            key = str(wait.reply_key)
-            if "chat_id" not in wait.meta or self.s.ledger.parts(*where, key):
-                continue
-            reply = self._reply_from(self.s.runs.load(wait.run_id), default_route="command")
-            await self.outbox.deliver(*where, key, reply.text, reply.buttons)
-            owed += 1
-        return owed
+        """Queue each press's outcome a crash kept from being queued; how many were owed."""
+        return await self.decisions.queue_owed_outcomes(since)
 
     async def expire(self, now: float | None = None) -> int:
         """Follow ``on_expiry`` for every wait past its time and tell its chat; how many."""
-        results = await self.s.runs.expire_due(now)
-        for state in results:
-            run = self.s.store.run(state.run_id or "")
-            if run is None or "chat_id" not in run.meta:
-                continue
-            reply = self._reply_from(state, default_route="command")
-            nth = len(self.s.store.waits("expired", run.id))  # one notice per expired wait
-            await self.outbox.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
-                                      f"expired:{run.id}:{nth}", reply.text, reply.buttons)
-        return len(results)
+        return await self.decisions.expire(now)
 
     # -- who is writing ------------------------------------------------------------------
     def sender(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:

@@ -96,6 +96,18 @@ class Terminal:
         """Press keys (control characters and escape sequences too)."""
         os.write(self.fd, keys)
 
+    def interrupt(self, timeout: float = 30.0) -> int:
+        """Press Ctrl-C until the program ends (a press that lands while the program is
+        between two reads of the terminal can be lost), then its exit status."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.type(b"\x03")
+            until = time.monotonic() + 1.0
+            while time.monotonic() < until:
+                if not self._read(max(0.0, until - time.monotonic())):  # the end of output
+                    return self.wait()
+        raise AssertionError(f"Ctrl-C did not stop it; the terminal shows:\n{self.output}")
+
     def wait(self, timeout: float = 30.0) -> int:
         """Read to the end, then the exit status."""
         deadline = time.monotonic() + timeout

@@ -129,7 +129,6 @@ def test_without_a_terminal_it_refuses(tmp_path: Path) -> None:
 def test_ctrl_c_stops_without_writing(tmp_path: Path) -> None:
     with Terminal(["setup"], cwd=tmp_path, env=clean_env(FRONTDESK_HOME=str(tmp_path))) as term:
         term.expect("Which chat platform?")
-        term.type(b"\x03")
-        assert term.wait() == 130
+        assert term.interrupt() == 130
     assert "nothing was written" in term.transcript and "Traceback" not in term.transcript
     assert not (tmp_path / ".env").exists()
