@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("name", metavar="NAME")
     graph.add_argument("--mermaid", action="store_true", help="as a Mermaid diagram (default)")
 
-    # issue 19: the first ten minutes
+    # the first ten minutes: set-up, checks, who may write
     sub.add_parser("setup", help="an interactive wizard that writes .env (needs a terminal)")
     doctor = sub.add_parser("doctor", help="check the settings, data, platforms and models")
     doctor.add_argument("--json", action="store_true", help="print a JSON object only")
