@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bot.messages import escape_markdown
 from bot.models.base import ToolCall
 from bot.tools import Caller, ToolRegistry, ToolResult
 from graphs.checkpoints import NodeSteps
@@ -78,13 +79,15 @@ def question(tools: ToolRegistry, call: ToolCall, caller: Caller, again: bool) -
     tool = tools.tool(call.name)
     server = tool.server if tool is not None else None
     name = (tool.remote_name if tool is not None and tool.remote_name else call.name)
-    where = f" from the MCP server \"{server}\"" if server else ""
-    lines = [f"A call of {name}{where} that you approved was interrupted by a restart; it "
+    where = f" from the MCP server `{server}`" if server else ""
+    lines = [f"A call of `{name}`{where} that you approved was interrupted by a restart; it "
              "may already have run. Run it again?" if again
-             else f"May I run the tool {name}{where}?"]
-    if not caller.is_owner:
-        lines.append(f"Asked for by {caller.name or caller.scope} (not you).")
-    lines += ["Arguments:", arguments_text(call.arguments)]
+             else f"May I run the tool `{name}`{where}?"]
+    if not caller.is_owner:  # a guest's name is their own text: shown as typed, never markup
+        lines.append(f"Asked for by {escape_markdown(caller.name or caller.scope)} (not you).")
+    # In a code block the arguments (the model's text, maybe a guest's words) are shown as
+    # typed: JSON keeps every newline escaped, so no line of it can close the fence.
+    lines += ["Arguments:", "```json", arguments_text(call.arguments), "```"]
     return "\n".join(lines)
 
 
