@@ -33,7 +33,7 @@ async def test_commit_waits_for_approve_then_commits_once(mcp_harness: McpHarnes
     h.big.enqueue("Committed.")
     reply = await h.send("commit the staged file")
     assert [b.label for b in reply.buttons] == ["Approve", "Deny"]
-    assert "git_commit" in reply.text and '"git"' in reply.text and '"add b"' in reply.text
+    assert "`git_commit`" in reply.text and "server `git`" in reply.text and '"add b"' in reply.text
     assert commits(repo) == 1  # nothing happened before the owner said so
     approve = next(b for b in reply.buttons if b.label == "Approve")
     pressed = await h.gateway.press("telegram", OWNER, approve.token)
