@@ -42,6 +42,8 @@ MAX_TRIES = 3  # a message whose answer crashed the process this often is given 
 GAVE_UP = ("Sorry, I could not answer this message: working on it stopped me {} times, so I "
            "have set it aside. Please send it again in other words.")
 OWED_WINDOW_S = 7 * 24 * 3600.0  # presses this recent are checked for an unqueued outcome
+
+
 def run_id_for(msg: IncomingMessage) -> str:
     """The one run that answers this message: the same id after any restart."""
     key = f"{msg.platform}|{msg.chat_id}|{msg.message_id}".encode()
