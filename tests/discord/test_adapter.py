@@ -94,16 +94,20 @@ def test_a_2500_character_reply_arrives_in_numbered_parts_through_rate_limits(
     fake.rate_limit(2, retry_after=0.3)
     fake.push_message(f"remember that {long_note}")
     dm = fake.dm_channel_id(OWNER_ID)
+
+    def statuses() -> list[int]:  # a call's status is recorded once its answer is made
+        return [c.status for c in fake.calls
+                if c.method == "POST" and c.path == f"/channels/{dm}/messages"]
+
     fake.wait_for_blocking(lambda: len(contents(fake, dm)) >= 2 and "(2/2)" in
-                           contents(fake, dm)[-1], timeout=30, what="both parts")
+                           contents(fake, dm)[-1] and statuses().count(200) >= 2,
+                           timeout=30, what="both parts")
     parts = contents(fake, dm)
     assert [p.split("\n", 1)[0] for p in parts] == ["(1/2)", "(2/2)"]
     assert all(len(p) <= 2000 for p in parts)
     words = " ".join(p.split("\n", 1)[1] for p in parts).split()
     assert [w for w in words if w.startswith("word")] == long_note.split()  # nothing lost
-    statuses = [c.status for c in fake.calls
-                if c.method == "POST" and c.path == f"/channels/{dm}/messages"]
-    assert statuses.count(429) == 2 and statuses.count(200) == 2
+    assert statuses().count(429) == 2 and statuses().count(200) == 2
     assert fake.rate_limit_violations == []
     assert len({nonce for channel, nonce in fake.nonces if channel == dm}) == 2  # one per part
 
