@@ -5,7 +5,8 @@ approve: the owner gets the question with the Approve / Deny buttons in their ow
 the platform the guest wrote from when the owner is there, else as ``FRONTDESK_NOTIFY``
 says), and the guest is told that the owner was asked. A press then continues the run and
 its outcome reaches the guest's chat as any press outcome does. Sent once per wait (the
-outbox key), so a message answered again after a crash does not ask twice.
+outbox key), so a message answered again after a crash does not ask twice. The owner may
+also type the answer in their chat: ``relayed_wait`` finds the open question asked there.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bot.inbox import Ledger
 from bot.messages import Button
 from bot.notifier import OwnerNotifier
 from bot.outbox import Outbox
+from graphs.runs import RunStore, WaitInfo
+
+PREFIX = "approval:"  # + run id + ":" + wait key: the outbox key of a relayed question
 
 ASKED = ("That needs the owner's approval; I've asked them and will answer here once they "
          "decide.")
@@ -27,6 +32,16 @@ async def ask_owner(notifier: OwnerNotifier, outbox: Outbox, origin: str, run_id
     """Send the wait's question and buttons to the owner; the text for the guest."""
     platform = notifier.targets(origin)[0]
     chat = await notifier.owner_chat(platform)
-    await outbox.deliver(platform, chat, f"approval:{run_id}:{wait['key']}",
+    await outbox.deliver(platform, chat, f"{PREFIX}{run_id}:{wait['key']}",
                          str(wait.get("question") or "Approve?"), buttons(run_id, wait))
     return ASKED
+
+
+def relayed_wait(ledger: Ledger, store: RunStore, platform: str, chat_id: str) -> WaitInfo | None:
+    """The oldest still open question relayed to this chat (a guest's run waits on it)."""
+    for key in ledger.reply_keys(platform, chat_id, PREFIX):
+        run_id, _, wait_key = key.removeprefix(PREFIX).partition(":")
+        wait = store.wait(run_id, wait_key)
+        if wait is not None and wait.status == "open" and wait.options:
+            return wait
+    return None

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from bot.approval_relay import ask_owner
+from bot.approval_relay import ask_owner, relayed_wait
 from bot.attachments import Attachments
 from bot.chat_commands import Command, CommandHandler, parse
 from bot.decisions import FAILURE, NOT_OWNER, Decisions
@@ -231,6 +231,13 @@ class Gateway:
         answer = match_option(waiting, msg.text) if waiting is not None else None
         if waiting is not None and answer is not None:
             return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
+        relayed = relayed_wait(self.s.ledger, self.s.store, msg.platform, msg.chat_id) \
+            if is_owner and waiting is None else None
+        answer = match_option(relayed, msg.text) if relayed is not None else None
+        if relayed is not None and answer is not None:  # a guest's tool call, typed: a press
+            token = self.s.ledger.button_token(relayed.run_id, relayed.key, answer, answer)
+            pressed = await self.press(msg.platform, msg.user_id, token)
+            return Reply(pressed.edit_text or pressed.alert, "command", relayed.run_id)
         graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
         state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner, extra))
         if not is_owner and state.status == "waiting" and state.waits:  # a tool approval

@@ -146,3 +146,27 @@ async def test_expiry_and_cancel_run_nothing(mcp_harness: McpHarnessFactory,
     assert (await h.send("commit it again")).buttons
     assert (await h.send("/cancel")).text == "Cancelled the waiting run."
     assert commits(repo) == 1 and not h.services.store.waits("open")
+
+
+async def test_the_owner_may_type_the_answer_to_a_guests_approval(
+        mcp_harness: McpHarnessFactory, repo: Path) -> None:
+    h = await mcp_harness({"git": git_server(repo, guests=["git_status", "git_add"])})
+    (repo / "d.txt").write_text("fourth\n")
+    h.big.enqueue(tool_calls=[("git__git_add", {"repo_path": str(repo), "files": ["d.txt"]})])
+    h.big.enqueue("It is.")  # the owner's message in between
+    h.big.enqueue("Staged d.txt.")  # the guest's run, once approved
+    await h.send("please stage d.txt", user=GUEST, name="Ann")
+    assert "git_add" in h.adapter.to(OWNER_CHAT)[-1]  # asked in the owner's chat
+    unrelated = await h.send("what a day", chat=OWNER_CHAT)  # not an answer: a new message
+    assert "d.txt" not in git(repo, "diff", "--cached", "--name-only")
+    assert unrelated.text == "It is."
+    typed = await h.send("approve", chat=OWNER_CHAT)
+    assert typed.text == "Decision: Approve" and typed.route == "command"
+    assert "d.txt" in git(repo, "diff", "--cached", "--name-only")
+    assert h.adapter.to(GUEST)[-1] == "Staged d.txt."
+    (wait,) = h.services.store.waits("answered")
+    again = next(b for b in h.gateway.buttons(wait.run_id, wait.as_wait()) if b.label == "Approve")
+    turns = len(h.big.history)
+    await h.gateway.press("telegram", OWNER, again.token)  # the button pressed afterwards
+    assert h.adapter.to(GUEST).count("Staged d.txt.") == 1  # decided once, answered once
+    assert len(h.big.history) == turns  # no model turn ran again
