@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.discord import DiscordAdapter, DiscordTuning
-from bot.adapters.discord_base import point_discord_at, use_endpoints
 from bot.gateway import Gateway
 from bot.services import Services
 from tests.attachments.conftest import settings_for
 from tests.attachments.files import pdf_with_text, voice_note
-from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord
+from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake
 from tests.fakes.openai_server import FakeOpenAIServer
 
 VOICE_MESSAGE_FLAG = 1 << 13  # Discord's IS_VOICE_MESSAGE attachment flag
@@ -27,10 +26,8 @@ VOICE_MESSAGE_FLAG = 1 << 13  # Discord's IS_VOICE_MESSAGE attachment flag
 
 @pytest.fixture
 async def discord_fake() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as fake:
-        previous = point_discord_at(fake.base_url)
+    async with discord_py_on_fake() as fake:
         yield fake
-        use_endpoints(previous)
 
 
 @asynccontextmanager

@@ -19,12 +19,13 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any, TypeVar
 
 from aiohttp import web
 
+from bot.adapters.discord_base import point_discord_at, use_endpoints
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_gateway import Gateway
 from tests.fakes.discord_rest import Call, RestRoutes
@@ -357,3 +358,13 @@ class FakeDiscord:
         if self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(action)
 
+
+@asynccontextmanager
+async def discord_py_on_fake() -> AsyncIterator[FakeDiscord]:
+    """A fake Discord with discord.py pointed at it (a process-wide setting), put back after."""
+    async with FakeDiscord() as fake:
+        previous = point_discord_at(fake.base_url)
+        try:
+            yield fake
+        finally:
+            use_endpoints(previous)

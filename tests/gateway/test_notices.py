@@ -19,7 +19,6 @@ import pytest
 import telegram
 
 from bot.adapters.discord import DiscordAdapter, DiscordTuning
-from bot.adapters.discord_base import point_discord_at, use_endpoints
 from bot.adapters.telegram import TelegramAdapter
 from bot.gateway import Gateway
 from bot.messages import escape_markdown
@@ -27,7 +26,7 @@ from bot.models import Models
 from bot.notifier import HELD, SENT, WINDOW_S, OwnerNotifier, one_line
 from bot.services import Services
 from bot.tools import Caller
-from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord
+from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake
 from tests.fakes.telegram_server import FakeTelegramServer, SentMessage
 from tests.gateway.conftest import GUEST, OWNER, PurposeModel, make_settings
 
@@ -129,10 +128,8 @@ async def test_a_guests_markup_reaches_the_telegram_owner_as_plain_quoted_text(
 
 @pytest.fixture
 async def discord_fake() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as fake:
-        previous = point_discord_at(fake.base_url)
+    async with discord_py_on_fake() as fake:
         yield fake
-        use_endpoints(previous)
 
 
 def discord_markup(line: str) -> list[str]:
