@@ -178,6 +178,7 @@ class Scheduler:
         self.deps, self.reminders, self.clock = deps, deps.reminders, deps.clock
         self.started_at = self.clock()  # due before this: missed while down, marked late
         self.wake = asyncio.Event()
+        self.asleep = asyncio.Event()  # set while the timer waits for its next due time
         self._loop: asyncio.AbstractEventLoop | None = None
         self._retry_at: dict[tuple[int, float], float] = {}  # (id, due_at) -> retry time
         self._calendar_at = 0.0  # when the calendar is read next
@@ -199,8 +200,10 @@ class Scheduler:
             if self.calendar_due():
                 await self.sync_calendar()
             await self.tick()
+            self.asleep.set()
             with contextlib.suppress(TimeoutError):  # the next due time came
                 await asyncio.wait_for(self.wake.wait(), self.delay())
+            self.asleep.clear()
 
     def calendar_due(self) -> bool:
         """Calendar notices are on and the last read is old enough."""

@@ -26,7 +26,7 @@ async def test_a_reminder_set_while_idle_fires_within_two_seconds(tmp_path: Path
     assert scheduler.delay() is None  # nothing due: no time-out, only a poke wakes it
     timer = asyncio.create_task(scheduler.run())
     try:
-        await asyncio.sleep(0)  # let the timer reach its wait
+        await asyncio.wait_for(scheduler.asleep.wait(), 10)  # the timer waits
         zone = services.owner_zone()
         due = time.time() + 1.0
         services.reminders.add("owner", "telegram", OWNER, "stretch",
@@ -54,8 +54,8 @@ async def test_a_reminder_set_by_another_process_wakes_the_running_timer(tmp_pat
     assert await running.wakeup.listen(running.scheduler.poke)
     timer = asyncio.create_task(running.scheduler.run())
     try:
-        await asyncio.sleep(0)  # the timer waits with no time-out: nothing is pending
-        assert running.scheduler.delay() is None
+        await asyncio.wait_for(running.scheduler.asleep.wait(), 10)  # the timer waits
+        assert running.scheduler.delay() is None  # with no time-out: nothing is pending
         other = services_on(tmp_path / "home")  # `frontdesk chat`: its own connection
         zone = other.owner_zone()
         due = time.time() + 1.0
