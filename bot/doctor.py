@@ -278,7 +278,7 @@ async def check_mcp(ctx: Context) -> list[Result]:
     settings = ctx.settings
     if settings is None:
         return []
-    from bot.mcp_client import check_servers
+    from bot.mcp_client import check_servers, server_log_path
     from bot.mcp_config import config_path
 
     if config_path(settings.mcp_config, settings.home) is None:
@@ -292,9 +292,10 @@ async def check_mcp(ctx: Context) -> list[Result]:
             results.append(Result(f"mcp {status.name}", True,
                                   f"{len(status.tools)} tools: " + ", ".join(status.tools)))
         else:
+            log_file = server_log_path(settings.home / "logs", status.name)
             results.append(Result(f"mcp {status.name}", False, status.problem,
-                                  f"see {settings.home / 'logs'}/mcp-{status.name}.log and the "
-                                  "server's command in the servers file"))
+                                  f"see {log_file} and the server's command in the servers "
+                                  "file"))
     return results
 
 

@@ -139,7 +139,7 @@ class ServerLink:
                 self._errlog = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
             else:
                 self.log_dir.mkdir(parents=True, exist_ok=True)
-                path = self.log_dir / f"mcp-{tool_prefix(self.config.name)}.log"
+                path = server_log_path(self.log_dir, self.config.name)
                 self._errlog = open(path, "a", encoding="utf-8")  # noqa: SIM115
         return self._errlog
 
@@ -196,7 +196,6 @@ class McpTools:
                 log.warning("%s", absent_line(link.config.name, why))
             await link.close()
             return why
-        registry.remove_server(link.config.name)
         for tool in listed:
             self._register(link, tool, registry)
         return ""
@@ -296,6 +295,11 @@ def _reason(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def server_log_path(log_dir: Path, server: str) -> Path:
+    """The file a stdio server's own stderr goes to."""
+    return log_dir / f"mcp-{tool_prefix(server)}.log"
 
 
 def build_mcp(configured: str | None, home: Path, timeout: float) -> McpTools:

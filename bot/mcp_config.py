@@ -39,10 +39,6 @@ class ServerConfig:
     approve: frozenset[str] = frozenset()
     guests: frozenset[str] = frozenset()
 
-    @property
-    def transport(self) -> str:
-        return "stdio" if self.command else "http"
-
     def secrets(self) -> list[str]:
         """Env values and header values: never shown in logs, traces or errors."""
         return [v for v in (*self.env.values(), *self.headers.values()) if len(v) >= 4]

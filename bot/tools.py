@@ -62,8 +62,8 @@ class Tool:
     owner_only: bool
     wants_caller: bool
     needs_approval: bool = False
-    server: str | None = None  # the MCP server it comes from (None: built in)
-    remote: RemoteCall | None = None  # how an MCP tool is called (arguments as given)
+    server: str | None = None  # the MCP server it comes from (None: built in); its ``fn``
+    # then takes the arguments as given, as one dict, and gives a ToolResult
     remote_name: str = ""  # the tool's own name on its server
     max_chars: int = MAX_RESULT_CHARS
 
@@ -105,12 +105,7 @@ class ToolRegistry:
         if spec.name in self._tools:
             raise ValueError(f"tool {spec.name!r} is registered twice")
         self._tools[spec.name] = Tool(call, spec, not guests, False, needs_approval, server,
-                                      call, remote_name, max_chars)
-
-    def remove_server(self, server: str) -> None:
-        """Drop every tool of an MCP server (before its tools are registered again)."""
-        for name in [n for n, t in self._tools.items() if t.server == server]:
-            del self._tools[name]
+                                      remote_name, max_chars)
 
     def needs_approval(self, name: str, caller: Caller) -> bool:
         """Whether this call waits for the owner's approval (a known tool the caller may use)."""
@@ -153,9 +148,9 @@ class ToolRegistry:
         if not self.allowed(name, caller):
             return ToolResult(f"not allowed: {name} is only available to the owner.", False,
                               valid=False)
-        if tool.remote is not None:
+        if tool.server is not None:
             try:
-                outcome = await tool.remote(dict(arguments))
+                outcome: ToolResult = await tool.fn(dict(arguments))
             except Exception as exc:  # the remote call reports its own failures; this is a bug
                 return ToolResult(self.scrub(f"error: {name} failed: {type(exc).__name__}"),
                                   False)
