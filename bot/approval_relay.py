@@ -38,10 +38,9 @@ async def ask_owner(notifier: OwnerNotifier, outbox: Outbox, origin: str, run_id
 
 
 def relayed_wait(ledger: Ledger, store: RunStore, platform: str, chat_id: str) -> WaitInfo | None:
-    """The oldest still open question relayed to this chat (a guest's run waits on it)."""
-    for key in ledger.reply_keys(platform, chat_id, PREFIX):
-        run_id, _, wait_key = key.removeprefix(PREFIX).partition(":")
-        wait = store.wait(run_id, wait_key)
-        if wait is not None and wait.status == "open" and wait.options:
+    """The oldest still open question relayed to this chat (a guest's run waits on it): only
+    the open waits are looked at, so the cost does not grow with past approvals."""
+    for wait in store.waits("open"):
+        if wait.options and ledger.parts(platform, chat_id, f"{PREFIX}{wait.run_id}:{wait.key}"):
             return wait
     return None

@@ -246,14 +246,6 @@ class Ledger:
             (platform, chat_id, reply_key)).fetchall()
         return [_part(row) for row in rows]
 
-    def reply_keys(self, platform: str, chat_id: str, prefix: str) -> list[str]:
-        """The keys of the replies sent to one chat that start with ``prefix``, oldest first."""
-        rows = self.conn.execute(
-            "SELECT DISTINCT reply_key FROM outbox WHERE platform = ? AND chat_id = ?"
-            " AND substr(reply_key, 1, ?) = ? ORDER BY id",
-            (platform, chat_id, len(prefix), prefix)).fetchall()
-        return [str(row[0]) for row in rows]
-
     def unsent(self, platform: str) -> list[OutboxPart]:
         """Parts not yet accepted by the platform, in the order they were written."""
         rows = self.conn.execute(
