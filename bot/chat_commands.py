@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.logs import one_line
 from bot.reminders import Reminders
 from bot.workflow_commands import WORKFLOW_COMMANDS
 from memory.notes import Memory
@@ -28,6 +29,7 @@ COMMANDS: list[tuple[str, str]] = [
     *[(command.name, command.description) for command in WORKFLOW_COMMANDS.values()],
 ]
 # The commands a platform's menu asks a text for (Discord's slash command option).
+LINE_CHARS = 80  # a note or reminder in a list: one short line
 COMMANDS_WITH_ARGUMENT = frozenset(
     [name for name, _, argument in PLAIN_COMMANDS if argument]
     + [command.name for command in WORKFLOW_COMMANDS.values() if command.argument])
@@ -115,7 +117,7 @@ class CommandHandler:
         notes = self.memory.recent(scope, 10)
         if not notes:
             return "You have no notes yet. Say \"remember that …\" to save one."
-        lines = [f"#{note.id} {_one_line(note.text)}" for note in notes]
+        lines = [f"#{note.id} {one_line(note.text, LINE_CHARS)}" for note in notes]
         return "Your recent notes:\n" + "\n".join(lines)
 
     def _forget(self, scope: str, argument: str) -> str:
@@ -146,11 +148,7 @@ def reminders_reply(reminders: Reminders, argument: str, scope: str, where: tupl
                          key=lambda r: (r.due_at, r.id))
     if not pending:
         return "No reminders are pending in this chat. Say \"remind me at 17:00 to …\" to set one."
-    lines = [f"{r.id} {r.due:%a} {r.due.day} {r.due:%b} {r.due:%H:%M} {_one_line(r.text)}"
-             + (" (repeats)" if r.rrule else "") for r in pending]
+    lines = [f"{r.id} {r.due:%a} {r.due.day} {r.due:%b} {r.due:%H:%M} "
+             f"{one_line(r.text, LINE_CHARS)}" + (" (repeats)" if r.rrule else "")
+             for r in pending]
     return "Pending reminders:\n" + "\n".join(lines)
-
-
-def _one_line(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

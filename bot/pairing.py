@@ -18,6 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from bot.inbox import ButtonTarget, Ledger
+from bot.logs import one_line
 from bot.messages import Accepted, Button, IncomingMessage, PressResult, Reply, escape_markdown
 from bot.outbox import Outbox
 from bot.people import People
@@ -38,8 +39,7 @@ Answer = Callable[[Accepted], Awaitable[Reply | None]]
 
 def first_words(text: str, limit: int = FIRST_WORDS) -> str:
     """The start of a message on one line."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def prompt_key(platform: str, user_id: str, message_id: str) -> str:

@@ -197,3 +197,17 @@ def readable_calendar(name: str, raw: str) -> None:
     if problem:
         raise ValueError(f"{shown(name, raw)} cannot be read ({problem}): expected a "
                          "readable .ics file or an http(s) URL")
+
+
+def positive(name: str, raw: str | None, default: float, unit: str = "seconds",
+             example: str = "60") -> float:
+    """A positive number (of seconds); a ValueError naming the variable otherwise."""
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name}={raw!r}: expected a number of {unit} above 0, e.g. {example}")
+    return value

@@ -14,37 +14,6 @@ from pathlib import Path
 from bot import setting_values as values
 
 
-def _ids(raw: str | None) -> frozenset[str]:
-    """Parse a comma-separated list of user ids, ignoring blanks."""
-    return frozenset(part.strip() for part in (raw or "").split(",") if part.strip())
-
-
-def _flag(raw: str | None, default: bool) -> bool:
-    if raw is None or raw.strip() == "":
-        return default
-    return raw.strip().lower() not in {"0", "false", "no", "off"}
-
-
-def _float(raw: str | None) -> float | None:
-    if raw is None or raw.strip() == "":
-        return None
-    return float(raw)
-
-
-def _seconds(name: str, raw: str | None, default: float, unit: str = "seconds",
-             example: str = "60") -> float:
-    """A positive number (of seconds); a ValueError naming the variable otherwise."""
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise ValueError(f"{name}={raw!r}: expected a number of {unit} above 0, e.g. {example}")
-    return value
-
-
 @dataclass(frozen=True)
 class Settings:
     """Every setting of design §5, with the embedded defaults."""
@@ -114,19 +83,19 @@ class Settings:
             big_model=get("FRONTDESK_BIG_MODEL"),
             daily_budget_usd=values.number("FRONTDESK_DAILY_BUDGET_USD",
                                            get("FRONTDESK_DAILY_BUDGET_USD"), unit="US dollars"),
-            model_timeout=_seconds("FRONTDESK_MODEL_TIMEOUT", get("FRONTDESK_MODEL_TIMEOUT"),
-                                   60.0),
-            answer_deadline=_seconds("FRONTDESK_ANSWER_DEADLINE",
-                                     get("FRONTDESK_ANSWER_DEADLINE"), 180.0),
-            trace_days=_seconds("FRONTDESK_TRACE_DAYS", get("FRONTDESK_TRACE_DAYS"), 30.0,
-                                "days", "30"),
+            model_timeout=values.positive("FRONTDESK_MODEL_TIMEOUT",
+                                          get("FRONTDESK_MODEL_TIMEOUT"), 60.0),
+            answer_deadline=values.positive("FRONTDESK_ANSWER_DEADLINE",
+                                            get("FRONTDESK_ANSWER_DEADLINE"), 180.0),
+            trace_days=values.positive("FRONTDESK_TRACE_DAYS", get("FRONTDESK_TRACE_DAYS"), 30.0,
+                                       "days", "30"),
             notify=values.choice("FRONTDESK_NOTIFY", get("FRONTDESK_NOTIFY"),
                                  ("telegram", "discord", "all"), None),
             dashboard_port=values.port("FRONTDESK_DASHBOARD_PORT",
                                        get("FRONTDESK_DASHBOARD_PORT")),
             brief_at=values.clock_time("FRONTDESK_BRIEF_AT", get("FRONTDESK_BRIEF_AT")),
-            remind_before=(_seconds("FRONTDESK_REMIND_BEFORE", get("FRONTDESK_REMIND_BEFORE"),
-                                    0.0, "minutes", "15")
+            remind_before=(values.positive("FRONTDESK_REMIND_BEFORE",
+                                           get("FRONTDESK_REMIND_BEFORE"), 0.0, "minutes", "15")
                            if get("FRONTDESK_REMIND_BEFORE") else None),
             draft_max_words=values.whole("FRONTDESK_DRAFT_MAX_WORDS",
                                          get("FRONTDESK_DRAFT_MAX_WORDS"), 300),
@@ -150,15 +119,16 @@ class Settings:
             log_level=(values.choice("FRONTDESK_LOG_LEVEL", get("FRONTDESK_LOG_LEVEL"),
                                      ("debug", "info", "warning", "error"), "warning")
                        or "warning").upper(),
-            max_file_mb=_seconds("FRONTDESK_MAX_FILE_MB", get("FRONTDESK_MAX_FILE_MB"), 20.0,
-                                 "megabytes", "20"),
+            max_file_mb=values.positive("FRONTDESK_MAX_FILE_MB", get("FRONTDESK_MAX_FILE_MB"),
+                                        20.0, "megabytes", "20"),
             telegram_base_file_url=values.base_url("TELEGRAM_BASE_FILE_URL",
                                                     get("TELEGRAM_BASE_FILE_URL")),
             transcribe_model=get("FRONTDESK_TRANSCRIBE_MODEL") or "whisper-1",
             transcribe_base_url=values.base_url("FRONTDESK_TRANSCRIBE_BASE_URL",
                                                  get("FRONTDESK_TRANSCRIBE_BASE_URL")),
             mcp_config=get("FRONTDESK_MCP_CONFIG"),
-            mcp_timeout=_seconds("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"), 30.0),
+            mcp_timeout=values.positive("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"),
+                                        30.0),
         )
 
     def check_files(self) -> None:
