@@ -32,7 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bot.documents import READABLE, UnreadableDocument, extract_text, is_document
 from bot.images import UnreadableImage, prepare_image
-from bot.messages import UNREADABLE_KINDS, Attachment, IncomingMessage, escape_markdown
+from bot.messages import READABLE_KINDS, Attachment, IncomingMessage, escape_markdown
 from bot.notifier import one_line
 from bot.settings import Settings
 from bot.transcription import (
@@ -133,8 +133,7 @@ class Attachments:
         failed_transcription: str | None = None
         for index, part in enumerate(msg.attachments):
             name = show(one_line(part.file_name)) if part.file_name else f"that {part.kind}"
-            if part.kind in UNREADABLE_KINDS or part.kind not in {"photo", "voice", "audio",
-                                                                  "document"}:
+            if part.kind not in READABLE_KINDS:
                 done.notes.append(f"I can't take {CANT_TAKE.get(part.kind, CANT_TAKE['other'])}"
                                   " yet, so I skipped it.")
                 continue

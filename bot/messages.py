@@ -43,6 +43,21 @@ class ChatMoved(Exception):
 READABLE_KINDS = ("photo", "voice", "audio", "document")
 UNREADABLE_KINDS = ("video", "sticker", "location", "contact", "poll", "other")
 
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+
+
+def kind_of(mime_type: str, *, voice: bool = False) -> str:
+    """The attachment kind for a file's content type (``voice``: the platform says so)."""
+    if voice:
+        return "voice"
+    if mime_type in IMAGE_TYPES:
+        return "photo"
+    if mime_type.startswith("audio/"):
+        return "audio"
+    if mime_type.startswith("video/"):
+        return "video"
+    return "document"
+
 
 @dataclass(frozen=True)
 class Attachment:

@@ -88,8 +88,10 @@ class Transcriber:
         if self._client is None:
             import openai
 
+            from bot.models.openai import LOCAL_PLACEHOLDER_KEY
+
             self._client = openai.AsyncOpenAI(
-                api_key=self.config.api_key or "local-server-needs-no-key",
+                api_key=self.config.api_key or LOCAL_PLACEHOLDER_KEY,
                 base_url=self.config.base_url, timeout=self.timeout, max_retries=1)
         return self._client
 

@@ -26,13 +26,12 @@ from typing import TextIO
 
 from bot.attachments import FileTooLarge
 from bot.gateway import Gateway
-from bot.messages import Attachment, Button, IncomingMessage, Reply
+from bot.messages import Attachment, Button, IncomingMessage, Reply, kind_of
 
 OWNER_CHAT = "console"
 DIM, RESET = "\033[2m", "\033[0m"
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
 ATTACH = "/attach"
-PHOTO_TYPES = {"image/jpeg", "image/png", "image/webp", "image/gif"}
 mimetypes.add_type("text/markdown", ".md")  # not in every system's table
 mimetypes.add_type("text/calendar", ".ics")
 mimetypes.add_type("audio/ogg", ".oga")
@@ -91,9 +90,7 @@ def file_attachment(path: str) -> Attachment:
     if not file.is_file():
         raise ValueError(f"there is no file at {path}")
     mime = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
-    kind = ("photo" if mime in PHOTO_TYPES else "audio" if mime.startswith("audio/")
-            else "video" if mime.startswith("video/") else "document")
-    return Attachment(kind, mime, file.stat().st_size, file.name, str(file.resolve()))
+    return Attachment(kind_of(mime), mime, file.stat().st_size, file.name, str(file.resolve()))
 
 
 def parse_attach(line: str) -> tuple[str, str] | None:

@@ -16,22 +16,7 @@ from typing import Any
 import discord
 
 from bot.attachments import FileTooLarge
-from bot.messages import Attachment
-
-IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
-
-
-def kind_of(mime_type: str, *, voice: bool = False) -> str:
-    """The attachment kind for a content type."""
-    if voice:
-        return "voice"
-    if mime_type in IMAGE_TYPES:
-        return "photo"
-    if mime_type.startswith("audio/"):
-        return "audio"
-    if mime_type.startswith("video/"):
-        return "video"
-    return "document"
+from bot.messages import Attachment, kind_of
 
 
 def attachments_of(message: discord.Message) -> tuple[Attachment, ...]:

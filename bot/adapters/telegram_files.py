@@ -14,7 +14,7 @@ from telegram import Bot, Message
 from telegram.error import BadRequest
 
 from bot.attachments import FileTooLarge
-from bot.messages import Attachment
+from bot.messages import IMAGE_TYPES, Attachment
 
 DEFAULT_BASE_FILE_URL = "https://api.telegram.org/file/bot"
 # Telegram's own kinds we do not read, by the Message attribute that carries them.
@@ -52,7 +52,7 @@ def attachments_of(message: Message) -> tuple[Attachment, ...]:
     if message.document is not None:
         document = message.document
         mime = document.mime_type or ""
-        kind = ("photo" if mime in {"image/jpeg", "image/png", "image/webp", "image/gif"}
+        kind = ("photo" if mime in IMAGE_TYPES
                 else "audio" if mime.startswith("audio/") else "document")
         found.append(Attachment(kind, mime, document.file_size, document.file_name or "",
                                 document.file_id))
