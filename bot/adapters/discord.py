@@ -208,7 +208,7 @@ class DiscordAdapter(discord.Client):
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
         """A message's file, read through discord.py (``bot.attachments`` calls this)."""
         return await self._with_retries(
-            lambda: discord_files.fetch(self._connection, attachment, max_bytes))
+            lambda: discord_files.fetch(self._connection, attachment))
 
     async def take(self, message: discord.Message, *, reading_back: bool = False) -> None:
         """Answer one message if it is for us (once, whatever delivers it).

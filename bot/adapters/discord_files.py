@@ -15,7 +15,6 @@ from typing import Any
 
 import discord
 
-from bot.attachments import FileTooLarge
 from bot.messages import Attachment, kind_of
 
 
@@ -34,14 +33,11 @@ def attachments_of(message: discord.Message) -> tuple[Attachment, ...]:
     return tuple(found)
 
 
-async def fetch(state: Any, attachment: Attachment, max_bytes: int) -> bytes:
-    """The bytes of an attachment, read by discord.py from its URL."""
-    if attachment.size is not None and attachment.size > max_bytes:
-        raise FileTooLarge(attachment.size)
+async def fetch(state: Any, attachment: Attachment) -> bytes:
+    """The bytes of an attachment, read by discord.py from its URL (``bot.attachments``
+    checks the size limit, declared and read, as for every platform)."""
     payload: Any = {"id": 0, "filename": attachment.file_name or "file",
                     "size": attachment.size or 0, "url": attachment.ref,
                     "proxy_url": attachment.ref, "content_type": attachment.mime_type}
-    data = await discord.Attachment(data=payload, state=state).read()
-    if len(data) > max_bytes:
-        raise FileTooLarge(len(data))
+    data: bytes = await discord.Attachment(data=payload, state=state).read()
     return data
