@@ -25,7 +25,7 @@ import hashlib
 import logging
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -146,14 +146,16 @@ class Attachments:
             if part.kind == "document" and not is_document(part.file_name, part.mime_type):
                 done.notes.append(_unreadable_document(part, name))
                 continue
+            def fetch(index: int = index, part: Attachment = part) -> Awaitable[bytes]:
+                return self._fetch(msg, index, part, source)
+
             try:
-                data = await self._fetch(msg, index, part, source)
                 if part.kind == "photo":
-                    done.images.append(self._image(msg, index, data))
+                    done.images.append(await self._image(msg, index, fetch))
                 elif part.kind == "document":
-                    documents.append(_document_block(part, data))
+                    documents.append(_document_block(part, await fetch()))
                 else:
-                    done.heard.append(await self._transcript(msg, index, part, data))
+                    done.heard.append(await self._transcript(msg, index, part, fetch))
             except FileTooLarge as big:
                 done.notes.append(self._too_big(name, big.size))
             except (UnreadableImage, UnreadableDocument) as unreadable:
@@ -207,21 +209,26 @@ class Attachments:
         _write(path, data)
         return data
 
-    def _image(self, msg: IncomingMessage, index: int, data: bytes) -> dict[str, str]:
-        image = prepare_image(data)
-        suffix = image.media_type.split("/")[1]
-        path = self.folder(msg) / f"{index}.view.{suffix}"
-        if not path.exists():
-            _write(path, image.data)
+    async def _image(self, msg: IncomingMessage, index: int,
+                     fetch: Callable[[], Awaitable[bytes]]) -> dict[str, str]:
+        """The photo as sent to the model: made once (after a restart it is there already)."""
+        made = next(self.folder(msg).glob(f"{index}.view.*"), None)
+        if made is not None:
+            return {"media_type": "image/" + made.suffix[1:], "path": str(made)}
+        image = prepare_image(await fetch())
+        path = self.folder(msg) / f"{index}.view.{image.media_type.split('/')[1]}"
+        _write(path, image.data)
         return {"media_type": image.media_type, "path": str(path)}
 
     async def _transcript(self, msg: IncomingMessage, index: int, part: Attachment,
-                          data: bytes) -> str:
+                          fetch: Callable[[], Awaitable[bytes]]) -> str:
+        """The recording's words: heard once (after a restart they are there already)."""
         path = self.folder(msg) / f"{index}.transcript.txt"
         if path.exists():
             return path.read_text(encoding="utf-8")
         assert self.transcriber is not None
-        text = await self.transcriber.transcribe(data, part.file_name or f"{part.kind}.ogg",
+        text = await self.transcriber.transcribe(await fetch(),
+                                                 part.file_name or f"{part.kind}.ogg",
                                                  part.mime_type)
         _write(path, text.encode("utf-8"))
         return text
