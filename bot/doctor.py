@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -47,8 +47,6 @@ class Context:
 
     env: Mapping[str, str]
     settings: Settings | None = None
-    settings_error: str = ""
-    notes: dict[str, Any] = field(default_factory=dict)  # one check's findings for another
 
 
 Check = Callable[[Context], Awaitable[list[Result]]]
@@ -67,7 +65,6 @@ async def check_settings(ctx: Context) -> list[Result]:
     try:
         ctx.settings = Settings.from_env(ctx.env)
     except ValueError as exc:
-        ctx.settings_error = str(exc)
         return [Result("settings", False, str(exc), "correct that variable in .env")]
     return [Result("settings", True, "every variable is valid")]
 

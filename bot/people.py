@@ -19,12 +19,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlitedb import Migration, migrate
 
-STATUSES = ("asked", "allowed", "blocked")
 MIGRATIONS: list[Migration] = [
     ("people_001_create", """
         CREATE TABLE people (
@@ -57,10 +56,7 @@ class Person:
     decided_at: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"platform": self.platform, "user_id": self.user_id, "status": self.status,
-                "name": self.name, "username": self.username,
-                "first_words": self.first_words, "asked_at": self.asked_at,
-                "decided_at": self.decided_at}
+        return asdict(self)
 
 
 COLUMNS = "platform, user_id, status, name, username, first_words, asked_at, decided_at"
@@ -115,12 +111,6 @@ class People:
         """Everyone, newest first."""
         rows = self.conn.execute(f"SELECT {COLUMNS} FROM people ORDER BY asked_at DESC")
         return [Person(*row) for row in rows]
-
-    def allowed(self, platform: str) -> frozenset[str]:
-        """The user ids the owner allowed on a platform."""
-        rows = self.conn.execute(
-            "SELECT user_id FROM people WHERE platform = ? AND status = 'allowed'", (platform,))
-        return frozenset(str(row[0]) for row in rows)
 
     def remove(self, user_id: str, platform: str | None = None) -> int:
         """Delete a person (on every platform unless one is named); how many rows went."""
