@@ -216,8 +216,7 @@ class McpTools:
         try:
             registry.add_remote(spec, call, server=config.name, remote_name=tool.name,
                                 guests=tool.name in config.guests,
-                                needs_approval=needs_approval,
-                                max_chars=OUTPUT_CHARS + 1000)
+                                needs_approval=needs_approval)
         except ValueError:
             log.warning("MCP tool %s of server %r is skipped: another tool has that name",
                         tool.name, config.name)

@@ -65,7 +65,6 @@ class Tool:
     server: str | None = None  # the MCP server it comes from (None: built in); its ``fn``
     # then takes the arguments as given, as one dict, and gives a ToolResult
     remote_name: str = ""  # the tool's own name on its server
-    max_chars: int = MAX_RESULT_CHARS
 
 
 RemoteCall = Callable[[dict[str, Any]], Awaitable[ToolResult]]
@@ -100,12 +99,12 @@ class ToolRegistry:
         return fn
 
     def add_remote(self, spec: ToolSpec, call: RemoteCall, *, server: str, remote_name: str,
-                   guests: bool, needs_approval: bool, max_chars: int) -> None:
+                   guests: bool, needs_approval: bool) -> None:
         """Add a tool of an MCP server under ``spec.name`` (``<server>__<tool>``)."""
         if spec.name in self._tools:
             raise ValueError(f"tool {spec.name!r} is registered twice")
         self._tools[spec.name] = Tool(call, spec, not guests, False, needs_approval, server,
-                                      remote_name, max_chars)
+                                      remote_name)
 
     def needs_approval(self, name: str, caller: Caller) -> bool:
         """Whether this call waits for the owner's approval (a known tool the caller may use)."""
@@ -154,7 +153,8 @@ class ToolRegistry:
             except Exception as exc:  # the remote call reports its own failures; this is a bug
                 return ToolResult(self.scrub(f"error: {name} failed: {type(exc).__name__}"),
                                   False)
-            return replace(outcome, text=self.scrub(outcome.text, tool.max_chars))
+            # its own cap (with the server's note) is McpTools.call's: only hide secrets here
+            return replace(outcome, text=self._hide(outcome.text))
         kwargs = dict(arguments)
         kwargs.pop("caller", None)  # a model may not choose who it acts for
         if tool.wants_caller:
@@ -178,11 +178,11 @@ class ToolRegistry:
             text = text.replace(secret, "[secret]")
         return text
 
-    def scrub(self, text: str, limit: int = MAX_RESULT_CHARS) -> str:
+    def scrub(self, text: str) -> str:
         """Hide configured secrets and cap the length of what goes back to the model."""
         text = self._hide(text)
-        if len(text) > limit:
-            text = text[:limit] + " …(truncated)"
+        if len(text) > MAX_RESULT_CHARS:
+            text = text[:MAX_RESULT_CHARS] + " …(truncated)"
         return text
 
     def describe_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:

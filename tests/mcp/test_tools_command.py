@@ -108,7 +108,7 @@ async def test_a_remote_tool_that_raises_is_an_observation() -> None:
         raise RuntimeError("boom")
 
     registry.add_remote(ToolSpec("s__t", "t", {"type": "object"}), broken, server="s",
-                        remote_name="t", guests=False, needs_approval=False, max_chars=100)
+                        remote_name="t", guests=False, needs_approval=False)
     owner = Caller("owner", True, "console", "c")
     outcome = await registry.invoke("s__t", {}, owner)
     assert not outcome.ok and "RuntimeError" in outcome.text
@@ -128,7 +128,7 @@ async def test_an_approval_tool_outside_a_message_run_is_not_run() -> None:
 
     registry = ToolRegistry()
     registry.add_remote(ToolSpec("s__write", "w", {"type": "object"}), effect, server="s",
-                        remote_name="write", guests=False, needs_approval=True, max_chars=100)
+                        remote_name="write", guests=False, needs_approval=True)
     model = FakeModel(role="big")
     model.enqueue(tool_calls=[("s__write", {"x": 1})])
     model.enqueue("ok")
