@@ -122,15 +122,15 @@ class GuardedModel:
         them (``bot.models.vision``); from then on the text goes alone, and the reply says so.
         """
         conversation = as_messages(messages)
-        if has_images(conversation) and not self._no_images:
+        if not has_images(conversation):
+            return await self._ask(conversation, tools, max_tokens, purpose, observer)
+        if not self._no_images:
             try:
                 return await self._ask(conversation, tools, max_tokens, purpose, observer)
             except ModelError as failure:
-                if not refused_images(failure, conversation):
+                if not refused_images(failure):
                     raise
                 self._no_images = True  # learned from the provider's answer
-        if not has_images(conversation):
-            return await self._ask(conversation, tools, max_tokens, purpose, observer)
         reply = await self._ask(without_images(conversation), tools, max_tokens, purpose,
                                 observer)
         if not reply.tool_calls and purpose not in STRUCTURED_PURPOSES:

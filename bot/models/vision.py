@@ -32,6 +32,6 @@ def without_images(messages: Sequence[Message]) -> list[Message]:
             if m.images else m for m in messages]
 
 
-def refused_images(failure: ModelError, messages: Sequence[Message]) -> bool:
-    """Whether a failure looks like the model refusing the images it was sent."""
-    return failure.status in REFUSED_AS_INVALID and has_images(messages)
+def refused_images(failure: ModelError) -> bool:
+    """Whether the failure of a request with images looks like the model refusing them."""
+    return failure.status in REFUSED_AS_INVALID
