@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 _DIGITS = re.compile(r"[0-9]+")
 _TELEGRAM_TOKEN = re.compile(r"[0-9]+:\S+")
 _HH_MM = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])")
+_URL = re.compile(r"https?://[^\s/]+\S*")
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
 
@@ -80,14 +81,20 @@ def choice(name: str, raw: str | None, options: tuple[str, ...], default: str | 
     return word
 
 
-def user_id(name: str, raw: str | None) -> str | None:
-    """A numeric user id as the platform shows it."""
+def _matching(name: str, raw: str | None, pattern: re.Pattern[str], what: str, *,
+              secret: bool = False) -> str | None:
+    """The value, stripped, when it matches ``pattern``; else a ValueError ending in ``what``."""
     if raw is None:
         return None
-    if not _DIGITS.fullmatch(raw.strip()):
-        raise ValueError(f"{shown(name, raw)} is not a numeric user id, e.g. 123456789 "
-                         "(`frontdesk setup` finds yours)")
+    if not pattern.fullmatch(raw.strip()):
+        raise ValueError(f"{shown(name, raw, secret=secret)} {what}")
     return raw.strip()
+
+
+def user_id(name: str, raw: str | None) -> str | None:
+    """A numeric user id as the platform shows it."""
+    return _matching(name, raw, _DIGITS, "is not a numeric user id, e.g. 123456789 "
+                                         "(`frontdesk setup` finds yours)")
 
 
 def user_ids(name: str, raw: str | None) -> frozenset[str]:
@@ -102,12 +109,8 @@ def user_ids(name: str, raw: str | None) -> frozenset[str]:
 
 def telegram_token(name: str, raw: str | None) -> str | None:
     """A Bot API token as @BotFather gives it: digits, a colon, then text."""
-    if raw is None:
-        return None
-    if not _TELEGRAM_TOKEN.fullmatch(raw.strip()):
-        raise ValueError(f"{shown(name, raw, secret=True)} is not a bot token: expected "
-                         "<digits>:<text> as @BotFather gives it")
-    return raw.strip()
+    return _matching(name, raw, _TELEGRAM_TOKEN, "is not a bot token: expected <digits>:<text> "
+                                                 "as @BotFather gives it", secret=True)
 
 
 def discord_token(name: str, raw: str | None) -> str | None:
@@ -124,13 +127,7 @@ def discord_token(name: str, raw: str | None) -> str | None:
 
 def base_url(name: str, raw: str | None) -> str | None:
     """An http(s) URL."""
-    if raw is None:
-        return None
-    text = raw.strip()
-    if not re.fullmatch(r"https?://[^\s/]+\S*", text):
-        raise ValueError(f"{shown(name, raw)} is not an http(s) URL, e.g. "
-                         "http://127.0.0.1:8081/bot")
-    return text
+    return _matching(name, raw, _URL, "is not an http(s) URL, e.g. http://127.0.0.1:8081/bot")
 
 
 def host_port(name: str, raw: str | None) -> str | None:
@@ -161,12 +158,8 @@ def time_zone(name: str, raw: str | None) -> str | None:
 
 def clock_time(name: str, raw: str | None) -> str | None:
     """A time of day as HH:MM (24-hour)."""
-    if raw is None:
-        return None
-    if not _HH_MM.fullmatch(raw.strip()):
-        raise ValueError(f"{shown(name, raw)} is not a time of day: expected HH:MM on a "
-                         "24-hour clock, e.g. 07:30")
-    return raw.strip()
+    return _matching(name, raw, _HH_MM, "is not a time of day: expected HH:MM on a 24-hour "
+                                        "clock, e.g. 07:30")
 
 
 def writable_dir(name: str, path: Path) -> None:
