@@ -78,7 +78,7 @@ def question(tools: ToolRegistry, call: ToolCall, caller: Caller, again: bool) -
     """The message the owner gets: the tool, its server, who asked, the arguments."""
     tool = tools.tool(call.name)
     server = tool.server if tool is not None else None
-    name = (tool.remote_name if tool is not None and tool.remote_name else call.name)
+    name = tool.own_name if tool is not None else call.name
     where = f" from the MCP server `{server}`" if server else ""
     lines = [f"A call of `{name}`{where} that you approved was interrupted by a restart; it "
              "may already have run. Run it again?" if again

@@ -66,6 +66,11 @@ class Tool:
     # then takes the arguments as given, as one dict, and gives a ToolResult
     remote_name: str = ""  # the tool's own name on its server
 
+    @property
+    def own_name(self) -> str:
+        """Its name where it lives: on its MCP server, or as offered (a built-in)."""
+        return self.remote_name or self.spec.name
+
 
 RemoteCall = Callable[[dict[str, Any]], Awaitable[ToolResult]]
 
@@ -116,7 +121,7 @@ class ToolRegistry:
 
     def listing(self) -> list[ToolInfo]:
         """Every tool with its server, who may use it and whether it asks first."""
-        return [ToolInfo(name, t.server, t.remote_name or name,
+        return [ToolInfo(name, t.server, t.own_name,
                          "owner" if t.owner_only else "owner+guests", t.needs_approval)
                 for name, t in self._tools.items()]
 
