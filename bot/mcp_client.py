@@ -185,6 +185,11 @@ class McpTools:
                          if why}
         return self.problems
 
+    def problem_lines(self) -> list[str]:
+        """A line per skipped entry of the servers file and per server that did not start."""
+        return [*self.config.problems,
+                *(absent_line(name, why) for name, why in self.problems.items())]
+
     async def _start(self, link: ServerLink, registry: ToolRegistry, log_problems: bool) -> str:
         try:
             listed = await link.tools()

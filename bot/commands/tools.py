@@ -14,7 +14,6 @@ import json
 import sys
 from typing import Any
 
-from bot.mcp_client import absent_line
 from bot.services import Services
 from bot.settings import Settings
 from bot.tools import ToolInfo
@@ -28,9 +27,7 @@ async def list_tools(settings: Settings) -> tuple[list[ToolInfo], list[str]]:
             await services.mcp.start(services.tools, log_problems=False)
     finally:
         await services.stop_tools()
-    mcp = services.mcp
-    problems = [] if mcp is None else [
-        *mcp.config.problems, *(absent_line(name, why) for name, why in mcp.problems.items())]
+    problems = [] if services.mcp is None else services.mcp.problem_lines()
     return services.tools.listing(), problems
 
 
