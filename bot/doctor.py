@@ -128,11 +128,11 @@ async def check_telegram(ctx: Context) -> list[Result]:
     settings = ctx.settings
     if settings is None or not settings.telegram_bot_token:
         return []
-    from telegram import Bot
     from telegram.error import InvalidToken, NetworkError, TelegramError
 
-    bot = Bot(settings.telegram_bot_token,
-              base_url=settings.telegram_base_url or "https://api.telegram.org/bot")
+    from bot.adapters.telegram_start import make_bot
+
+    bot = make_bot(settings)  # the bot's own client: the same URL and token rules
     try:
         async with bot:
             me = bot.bot

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import httpx
 
-DEFAULT_TELEGRAM = "https://api.telegram.org/bot"
 POLL_S = 10  # one long poll (Telegram answers at once when a message is there)
 
 
@@ -37,8 +36,10 @@ async def telegram_bot(token: str, base_url: str | None) -> Who:
     from telegram import Bot
     from telegram.error import InvalidToken, NetworkError
 
+    from bot.adapters.telegram_start import DEFAULT_BASE_URL
+
     try:
-        async with Bot(token, base_url=base_url or DEFAULT_TELEGRAM) as bot:
+        async with Bot(token, base_url=base_url or DEFAULT_BASE_URL) as bot:
             return Who(str(bot.bot.id), f"@{bot.bot.username}")
     except InvalidToken:
         raise ProbeError("Telegram refused that token; copy it again from @BotFather "
@@ -52,9 +53,11 @@ async def telegram_first_sender(token: str, base_url: str | None, timeout_s: flo
     from telegram import Bot
     from telegram.error import Conflict, TelegramError
 
+    from bot.adapters.telegram_start import DEFAULT_BASE_URL
+
     deadline = time.monotonic() + timeout_s
     offset: int | None = None
-    async with Bot(token, base_url=base_url or DEFAULT_TELEGRAM) as bot:
+    async with Bot(token, base_url=base_url or DEFAULT_BASE_URL) as bot:
         while time.monotonic() < deadline:
             try:
                 updates = await bot.get_updates(offset=offset, timeout=POLL_S,
