@@ -106,7 +106,7 @@ class BotProcess:
     def command(self) -> list[str]:
         """The console script when the virtualenv has it, else the module."""
         script = Path(sys.executable).with_name("frontdesk")
-        return [str(script), "run"] if script.exists() else [sys.executable, "-m", "bot.cli",
+        return [str(script), "run"] if script.exists() else [sys.executable, "-m", "bot.cli.main",
                                                               "run"]
 
     def start(self) -> None:

@@ -29,12 +29,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.gateway import Gateway
-from bot.messages import Button, IncomingMessage
+from bot.adapters.base import Button, IncomingMessage
+from bot.app import Services
+from bot.chat.gateway import Gateway
+from bot.config.settings import Settings
 from bot.models import Models
 from bot.models.base import Message, Observer, Reply, ToolSpec, Usage, emit, resolve_observer
-from bot.services import Services
-from bot.settings import Settings
 from graphs import run_graph
 
 OWNER = "1"

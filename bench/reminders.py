@@ -1,7 +1,7 @@
 """Bench the reminder timer: how late a reminder fires on the real clock, against a bare sleep.
 
 Usage: ``.venv/bin/python bench/reminders.py``. Ten reminders, 0.3 s apart, are set on a real
-SQLite file and fired by the scheduler of ``bot.services`` (through the reminder graph, the
+SQLite file and fired by the scheduler of ``bot.app`` (through the reminder graph, the
 durable run and the outbox) to a recording adapter; each one's lateness is the time it reached
 the adapter minus its due time. The reference, measured in the same run, is the lateness of a
 bare ``asyncio.sleep`` to the same due times (the event loop's own precision). Prints both
@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.gateway import Gateway
+from bot.app import Services
+from bot.chat.gateway import Gateway
 from bot.models import Models
 from bot.models.offline import OfflineModel
-from bot.services import Services
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 
 COUNT, GAP_S = 10, 0.3

@@ -56,7 +56,7 @@ def start_frontdesk(server: FakeTelegramServer, home: Path) -> subprocess.Popen[
         "TELEGRAM_BOT_TOKEN": server.token, "TELEGRAM_BASE_URL": server.base_url,
         "TELEGRAM_OWNER_ID": "1", "TELEGRAM_ALLOWED_USERS": ",".join(map(str, CHATS)),
         "FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline"}
-    return subprocess.Popen([sys.executable, "-m", "bot.cli", "run"], env=env, cwd=home,
+    return subprocess.Popen([sys.executable, "-m", "bot.cli.main", "run"], env=env, cwd=home,
                             stdout=subprocess.DEVNULL)
 
 

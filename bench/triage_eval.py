@@ -32,9 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.app import load_prompts
+from bot.config.settings import Settings
 from bot.models import Model, build_models, classify_offline
-from bot.services import load_prompts
-from bot.settings import Settings
 from graphs.workflows.triage import INTENTS, choose_route, parse_classification
 
 DEFAULT_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "triage_set.jsonl"

@@ -1,6 +1,6 @@
 """What workflows and nodes need of a model and of the tool loop, and how a reply's JSON is read.
 
-``bot.models.Model`` satisfies ``ChatModel`` and ``bot.agent.run_loop`` satisfies
+``bot.models.Model`` satisfies ``ChatModel`` and ``bot.tools.loop.run_loop`` satisfies
 ``AgentLoop``; typing them here, by small protocols, is how ``graphs/`` never imports
 ``bot/``. Messages are plain mappings (``{"role": "user", "content": ...}``).
 ``parse_json_object`` is the one reader of "the JSON object in a model's reply".

@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bot.attachments import FileTooLarge
-from bot.gateway import Gateway
-from bot.messages import Attachment, Button, IncomingMessage, Reply, kind_of
+from bot.adapters.base import Attachment, Button, IncomingMessage, Reply, kind_of
+from bot.chat.gateway import Gateway
+from bot.media.attachments import FileTooLarge
 
 OWNER_CHAT = "console"
 DIM, RESET = "\033[2m", "\033[0m"

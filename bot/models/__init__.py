@@ -7,7 +7,7 @@ returns ``Models(small, big)``. Importing this package imports no SDK: the ``ant
 
 from __future__ import annotations
 
-from bot.costs import CostLedger, load_prices
+from bot.config.settings import Settings
 from bot.models.anthropic import AnthropicClient
 from bot.models.base import (
     Message,
@@ -20,10 +20,10 @@ from bot.models.base import (
     ToolSpec,
     Usage,
 )
+from bot.models.costs import CostLedger, load_prices
 from bot.models.guarded import GuardedModel, ProviderClient
 from bot.models.offline import OfflineModel, classify_offline, parse_intent
 from bot.models.openai import OpenAIClient
-from bot.settings import Settings
 from graphs.graph import RetryPolicy
 
 __all__ = [

@@ -33,7 +33,7 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class ImagePart:
-    """An image a user message carries: a file prepared by ``bot.images`` (JPEG, PNG, WebP or
+    """An image a user message carries: a file prepared by ``bot.media.images`` (JPEG, PNG, WebP or
     GIF, long edge at most 1568 px), read only when a provider sends it."""
 
     media_type: str

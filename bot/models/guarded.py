@@ -2,7 +2,7 @@
 
 ``GuardedModel`` is what ``build_models`` hands out for the anthropic and openai providers.
 The provider client makes one request; this class decides everything around it. Each attempt
-first reserves its worst case in the cost ledger (``bot.costs``): input tokens bounded from
+first reserves its worst case in the cost ledger (``bot.models.costs``): input tokens bounded from
 the request's bytes, plus ``max_tokens``, at the configured prices. A reservation that does not
 fit the daily budget refuses the call: the offline assistant answers, says why, and the reply
 carries ``refused`` so a workflow stops instead of keeping it.
@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from bot.costs import CostLedger, OverBudget, PriceTable
 from bot.models.base import (
     Message,
     ModelError,
@@ -28,6 +27,7 @@ from bot.models.base import (
     emit,
     resolve_observer,
 )
+from bot.models.costs import CostLedger, OverBudget, PriceTable
 from bot.models.offline import OfflineModel
 from bot.models.retry import MODEL_RETRY, ProviderFailure, Sleep, call_with_retry
 from bot.models.vision import (

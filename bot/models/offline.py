@@ -27,8 +27,8 @@ from bot.models.base import (
     resolve_observer,
 )
 from bot.models.intent_rules import intent_of, is_question, is_urgent, social_kind
+from bot.models.reminder_phrases import tool_arguments as reminder_arguments
 from bot.models.vision import OFFLINE_IMAGES
-from bot.reminder_phrases import tool_arguments as reminder_arguments
 from graphs.protocols import parse_json_object
 
 OFFLINE_TAG = "(offline mode)"

@@ -3,7 +3,7 @@
 A workflow has a ``name``, maybe a ``graph`` to draw, and two ways to run: ``start`` a new run
 and ``proceed`` from a stored ``RunRecord`` (after an answer, an expiry, a crash). A graph
 (``graphs.graph.Graph``) becomes one through ``GraphWorkflow``; a code workflow
-(``graphs.flows.Workflow``) is one already. ``graphs.runs.durable`` holds the rules of when
+(``graphs.codefirst.Workflow``) is one already. ``graphs.runs.durable`` holds the rules of when
 to continue a run and calls through this protocol only.
 """
 

@@ -1,4 +1,4 @@
-"""Brief: the owner's morning briefing, written as a code workflow (``graphs.flows``).
+"""Brief: the owner's morning briefing, written as a code workflow (``graphs.codefirst``).
 
 Today's agenda from the calendar (a memoised ``step``); for each event, in ``parallel``, an
 agent with the memory search tool pulls related notes; a ``pipeline`` drafts then checks each
@@ -8,7 +8,7 @@ owner (``ask``:
 Approve / Revise / Discard — Revise asks what should change, rewrites, and asks again); on
 approval it is sent and saved as a note. A refused model call (the daily budget) stops the
 run with a sentence saying so: no briefing is made of it. The schedule (every day at
-``FRONTDESK_BRIEF_AT``) is a recurring task of the reminder timer (``bot.scheduler``);
+``FRONTDESK_BRIEF_AT``) is a recurring task of the reminder timer (``bot.reminders.timer``);
 ``parse_at`` reads the setting.
 
 Usage::
@@ -26,9 +26,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphs.flows import AgentKit, Workflow, agent, ask, parallel, pipeline, step, workflow
+from graphs.codefirst import AgentKit, Workflow, agent, ask, parallel, pipeline, step, workflow
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
-from graphs.workflows.guards import NeedsVerdict, NoVerdict, Refused, StopOnRefusal
+from graphs.workflows.verdicts import NeedsVerdict, NoVerdict, Refused, StopOnRefusal
 
 log = logging.getLogger(__name__)
 PROMPTS = {

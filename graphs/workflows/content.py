@@ -31,7 +31,7 @@ from typing import Any
 from graphs.graph import END, START, Graph, GraphState, Node
 from graphs.nodes import human_node, route_on
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
-from graphs.workflows.guards import NO_VERDICT, OFFLINE, Refused, StopOnRefusal, offline
+from graphs.workflows.verdicts import NO_VERDICT, OFFLINE, Refused, StopOnRefusal, offline
 
 PASS_AT = 0.8  # every check at least this: ready for the owner
 FIXABLE_AT = 0.4  # below this, editing cannot save the draft

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.telegram import TelegramAdapter
-from bot.adapters.telegram_intake import OFFSET_CURSOR, Intake
-from bot.adapters.telegram_start import make_bot
-from bot.gateway import Gateway
-from bot.services import Services
-from bot.settings import Settings
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.intake import OFFSET_CURSOR, Intake
+from bot.adapters.telegram.start import make_bot
+from bot.app import Services
+from bot.chat.gateway import Gateway
+from bot.config.settings import Settings
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import FakeTelegramServer, SentMessage
 

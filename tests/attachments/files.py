@@ -12,7 +12,7 @@ import io
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
 
-from bot.transcription import silence_wav
+from bot.media.transcription import silence_wav
 
 
 def pdf_with_text(pages: list[str]) -> bytes:

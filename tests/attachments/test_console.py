@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from bot.adapters.console import ConsoleAdapter, console_message, file_attachment, run_console
-from bot.gateway import Gateway
-from bot.services import Services
+from bot.app import Services
+from bot.chat.gateway import Gateway
 from tests.attachments.conftest import settings_for
 from tests.attachments.files import pdf_with_text, photo
 
@@ -23,7 +23,7 @@ SCRUBBED = ("FRONTDESK_", "ANTHROPIC_", "OPENAI_", "TELEGRAM_", "DISCORD_")
 def frontdesk(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
     clean.update({"FRONTDESK_HOME": str(home), "FRONTDESK_TIMEZONE": "UTC"})
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], env=clean,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", *args], env=clean,
                           capture_output=True, text=True, timeout=60, check=False)
 
 

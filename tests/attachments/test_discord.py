@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.discord import DiscordAdapter, DiscordTuning
-from bot.gateway import Gateway
-from bot.services import Services
+from bot.adapters.discord.adapter import DiscordAdapter, DiscordTuning
+from bot.app import Services
+from bot.chat.gateway import Gateway
 from tests.attachments.conftest import settings_for
 from tests.attachments.files import pdf_with_text, voice_note
 from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from bot.costs import Price, PriceTable
-from bot.images import prepare_image
+from bot.media.images import prepare_image
 from bot.models.anthropic import AnthropicClient
 from bot.models.base import IMAGE_GONE
+from bot.models.costs import Price, PriceTable
 from bot.models.guarded import GuardedModel, ProviderClient
 from bot.models.offline import OfflineModel
 from bot.models.openai import OpenAIClient

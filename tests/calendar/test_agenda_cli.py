@@ -19,7 +19,7 @@ def agenda(tmp_path: Path, *args: str, env: dict[str, str] | None = None
     """Run the real console entry point in a clean directory and environment."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("FRONTDESK_", "TZ"))}
     base["FRONTDESK_HOME"] = str(tmp_path / "home")
-    return subprocess.run([sys.executable, "-m", "bot.cli", "agenda", *args], cwd=tmp_path,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", "agenda", *args], cwd=tmp_path,
                           env={**base, **(env or {})}, capture_output=True, text=True,
                           timeout=60)
 

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.calendar import BUSY, Calendar, CalendarError, zone_named
+from bot.calendar.ics import BUSY, Calendar, CalendarError, zone_named
 from tests.calendar.conftest import ICS
 
 SECRET_PATH = "/calendar/private-9f8e7d6c5b4a/basic.ics"

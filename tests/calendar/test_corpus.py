@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.calendar import Calendar, CalendarError
+from bot.calendar.ics import Calendar, CalendarError
 from tests.calendar.conftest import ICS, UNPARSEABLE, WINDOWS
 
 READABLE = [w for w in WINDOWS if w["file"] != UNPARSEABLE]

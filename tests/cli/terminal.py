@@ -45,7 +45,7 @@ class Terminal:
             try:  # 50 rows of 200 columns: readline scrolls long prompts on a 0-column one
                 fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
                 os.chdir(self.cwd)
-                os.execve(sys.executable, [sys.executable, "-m", "bot.cli", *self.args],
+                os.execve(sys.executable, [sys.executable, "-m", "bot.cli.main", *self.args],
                           self.env)
             finally:
                 os._exit(127)

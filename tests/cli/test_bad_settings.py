@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import Settings
+from bot.config.settings import Settings
 
 _FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 SECRET = "s3cr3t-value-never-shown"
@@ -21,7 +21,7 @@ def frontdesk(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPro
     """`frontdesk ARGS` in ``tmp_path`` (no .env) with only these Frontdesk variables."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
     clean.update({"FRONTDESK_HOME": str(tmp_path / "home"), **env})
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=tmp_path, env=clean,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", *args], cwd=tmp_path, env=clean,
                           capture_output=True, text=True, timeout=60)
 
 

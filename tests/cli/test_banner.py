@@ -3,9 +3,9 @@ a missing owner id says how to find it."""
 
 from __future__ import annotations
 
-from bot.banner import adapter_line, general_lines
+from bot.cli.banner import adapter_line, general_lines
+from bot.config.settings import Settings
 from bot.models import build_models
-from bot.settings import Settings
 
 
 def test_a_provider_names_both_models_and_nothing_secret() -> None:

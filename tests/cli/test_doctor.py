@@ -27,7 +27,7 @@ KEY = "sk-doctor-test-key-0001"
 def doctor(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
     clean.update({"FRONTDESK_HOME": str(tmp_path / "home"), **env})
-    return subprocess.run([sys.executable, "-m", "bot.cli", "doctor", *extra], cwd=tmp_path,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", "doctor", *extra], cwd=tmp_path,
                           env=clean, capture_output=True, text=True, timeout=60)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from bot.settings import Settings
+from bot.config.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIABLE = re.compile(r'"((?:FRONTDESK|TELEGRAM|DISCORD|OPENAI|ANTHROPIC)_[A-Z0-9_]+)"')

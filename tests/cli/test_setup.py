@@ -119,7 +119,7 @@ def test_discord_reads_the_owner_from_the_first_dm(tmp_path: Path) -> None:
 
 
 def test_without_a_terminal_it_refuses(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "bot.cli", "setup"], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "bot.cli.main", "setup"], cwd=tmp_path,
                           env=clean_env(), stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2 and "needs a terminal" in done.stderr

@@ -18,13 +18,13 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.adapters.base import Reply
 from bot.adapters.console import console_message
-from bot.dashboard import DashboardData, DashboardServer, start_dashboard
-from bot.gateway import Gateway
-from bot.messages import Reply
+from bot.app import Services
+from bot.chat.gateway import Gateway
+from bot.config.settings import Settings
+from bot.dashboard.server import DashboardData, DashboardServer, start_dashboard
 from bot.models import Models
-from bot.services import Services
-from bot.settings import Settings
 from graphs import END, START, Graph, Node, RunResult
 from graphs.runs import Runs, RunStore
 from tests.dashboard.cdp import CHROMIUM, Chromium

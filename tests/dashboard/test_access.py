@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.dashboard import (
+from bot.dashboard.server import (
     TOKEN_ENV,
     DashboardData,
     DashboardRefused,

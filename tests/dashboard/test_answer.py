@@ -10,9 +10,9 @@ from dataclasses import replace
 import aiohttp
 import pytest
 
-from bot.costs import CostLedger
-from bot.dashboard import DashboardData, start_dashboard
-from bot.dashboard_actions import answer_wait, spend_reader
+from bot.dashboard.actions import answer_wait, spend_reader
+from bot.dashboard.server import DashboardData, start_dashboard
+from bot.models.costs import CostLedger
 from graphs.runs import RunStore
 from tests.dashboard.cdp import Chromium
 from tests.dashboard.conftest import Desk, Site

@@ -173,7 +173,7 @@ async def test_an_approved_run_shows_the_wait_then_the_resumed_visit(site: Site)
 
 
 async def test_a_code_workflow_run_shows_its_pipeline_as_a_matrix(site: Site) -> None:
-    from graphs.flows import pipeline, workflow
+    from graphs.codefirst import pipeline, workflow
 
     async def upper(text: str) -> str:
         return text.upper()

@@ -1,6 +1,6 @@
 """Run the real ``frontdesk run`` as a subprocess against a fake Discord in a thread.
 
-``FrontdeskProcess(fake, home).start()`` starts ``python -m bot.cli run`` with the Discord
+``FrontdeskProcess(fake, home).start()`` starts ``python -m bot.cli.main run`` with the Discord
 variables pointing at the fake, the offline model and its own ``FRONTDESK_HOME``; ``kill()``
 sends SIGKILL (a crash), ``stop()`` SIGINT (a clean stop). discord.py's waits are shortened
 through ``FRONTDESK_DISCORD_*`` so a start takes well under a second of waiting.
@@ -62,7 +62,7 @@ class FrontdeskProcess:
         identified = len(self.fake.identifies)
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child keeps it open
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "run"], cwd=self.home, env=self.env(),
+            [sys.executable, "-m", "bot.cli.main", "run"], cwd=self.home, env=self.env(),
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         log.close()
         if wait_connected:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import discord
 import pytest
 
-from bot.adapters.discord_base import point_discord_at, use_endpoints
+from bot.adapters.discord.base_url import point_discord_at, use_endpoints
 from tests.fakes.discord_server import TOKEN, FakeDiscord
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ import os
 
 import discord
 
-from bot.adapters.discord_base import point_discord_at
+from bot.adapters.discord.base_url import point_discord_at
 
 
 class EchoBot(discord.Client):

@@ -10,7 +10,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.adapters.discord_base import OFFICIAL, current_endpoints, endpoints_for, use_endpoints
+from bot.adapters.discord.base_url import OFFICIAL, current_endpoints, endpoints_for, use_endpoints
 from tests.fakes.discord_server import CHANNEL_ID, OWNER_ID, TOKEN, FakeDiscord
 
 AUTH = {"Authorization": f"Bot {TOKEN}"}

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.adapters.discord_format import (
+from bot.adapters.base import escape_markdown  # what a notice quotes someone else's words with
+from bot.adapters.discord.format import (
     DISCORD_MESSAGE_LIMIT,
     FENCE,
     open_fence_after,
     plan_parts,
     split_reply,
 )
-from bot.messages import escape_markdown  # what a notice quotes someone else's words with
 
 NUMBER = re.compile(r"^\((\d+)/(\d+)\)\n")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.pairing import ASKED
+from bot.access.pairing import ASKED
 from tests.discord.bot_process import FrontdeskProcess
 from tests.discord.test_adapter import contents, wait_for_reply
 from tests.discord.test_adapter_approvals import buttons_of, draft_with_buttons, press

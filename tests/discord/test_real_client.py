@@ -7,7 +7,7 @@ import asyncio
 import discord
 import pytest
 
-from bot.adapters.discord_base import point_discord_at, use_endpoints
+from bot.adapters.discord.base_url import point_discord_at, use_endpoints
 from tests.discord.conftest import RecordingClient, running, started
 from tests.fakes.discord_server import (
     BOT_ID,

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from bot.adapters.discord_base import point_discord_at, use_endpoints
+from bot.adapters.discord.base_url import point_discord_at, use_endpoints
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_gateway import Gateway
 from tests.fakes.discord_rest import Call, RestRoutes

@@ -22,7 +22,7 @@ from typing import Any
 
 from bot.models.base import Message, ToolSpec, as_messages
 from bot.models.base import Reply as ModelReply
-from graphs.flows import agent, approve, ask, parallel, pipeline, workflow
+from graphs.codefirst import agent, approve, ask, parallel, pipeline, workflow
 from tests.crashing import log_ran, say_ready
 from tests.fakes.model import FakeModel
 

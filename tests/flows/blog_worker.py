@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from graphs.flows import AgentKit
+from graphs.codefirst import AgentKit
 from graphs.graph import RunResult
 from graphs.runs import Runs, RunStore
 from tests.flows.blog import BlogModel, blog_post

@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from graphs.flows import Workflow, ask, pipeline, workflow
+from graphs.codefirst import Workflow, ask, pipeline, workflow
 from graphs.graph import RunResult
 from graphs.runs import Runs, RunStore
 from tests.crashing import log_ran, say_ready

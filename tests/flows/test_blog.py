@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from graphs.flows import (
+from graphs.codefirst import (
     AgentKit,
     Decision,
     Workflow,
@@ -19,7 +19,7 @@ from graphs.flows import (
     pipeline,
     workflow,
 )
-from graphs.flows.codec import from_json, label, to_json
+from graphs.codefirst.codec import from_json, label, to_json
 from graphs.runs import Runs, RunStore
 from tests.crashing import finish, kill_when_ready, ran, start_worker
 from tests.flows.blog import SLUGS, BlogModel, SectionDraft, blog_post

@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
+from bot.adapters.base import Reply
 from bot.adapters.console import ConsoleAdapter, console_message
-from bot.commands import runs as runs_command
-from bot.gateway import Gateway
-from bot.messages import Reply
+from bot.app import Services
+from bot.chat.gateway import Gateway
+from bot.cli import runs as runs_command
+from bot.config.settings import Settings
 from bot.models import Models
 from bot.models.base import Message, ToolSpec, as_messages
 from bot.models.base import Reply as ModelReply
-from bot.services import Services
-from bot.settings import Settings
-from graphs.flows import flow_view
+from graphs.codefirst import flow_view
 from tests.fakes.model import FakeModel
 
 Answer = Callable[[list[Message]], "str | list[tuple[str, dict[str, Any]]]"]

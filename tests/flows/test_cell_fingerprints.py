@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphs.flows import AgentKit, Workflow, agent, ask, pipeline, workflow
+from graphs.codefirst import AgentKit, Workflow, agent, ask, pipeline, workflow
 from graphs.runs import Runs, RunStore
 from tests.fakes.model import FakeModel
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from graphs.flows import flow_view
+from graphs.codefirst import flow_view
 from graphs.runs import RunStore
 from tests.crashing import finish, kill_when_ready, ran, start_worker
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands import graph as graph_command
-from bot.settings import Settings
-from graphs.flows import parallel, pipeline, step, workflow
+from bot.cli import graph as graph_command
+from bot.config.settings import Settings
+from graphs.codefirst import parallel, pipeline, step, workflow
 from graphs.runs import Runs, RunStore
 
 

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphs.flows import AgentKit, agent, flow_view, parallel, step, workflow
+from graphs.codefirst import AgentKit, agent, flow_view, parallel, step, workflow
 from graphs.runs import Runs, RunStore
 from tests.fakes.model import FakeModel
 

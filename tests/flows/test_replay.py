@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphs.flows import (
+from graphs.codefirst import (
     AgentKit,
     Decision,
     FlowError,
@@ -191,9 +191,9 @@ async def test_an_unanswered_ask_expires_and_the_workflow_sees_it(tmp_path: Path
 
 
 def test_the_public_surface() -> None:
-    import graphs.flows
+    import graphs.codefirst
 
-    assert set(graphs.flows.__all__) >= {
+    assert set(graphs.codefirst.__all__) >= {
         "AgentKit", "Decision", "FingerprintMismatch", "FlowError", "Workflow", "agent", "ask",
         "approve", "flow_view", "matrix_text", "parallel", "pipeline", "step", "workflow"}
-    assert all(hasattr(graphs.flows, name) for name in graphs.flows.__all__)
+    assert all(hasattr(graphs.codefirst, name) for name in graphs.codefirst.__all__)

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from bot.gateway import Gateway
-from bot.messages import Button, IncomingMessage, Reply
+from bot.adapters.base import Button, IncomingMessage, Reply
+from bot.app import Services
+from bot.chat.gateway import Gateway
+from bot.config.settings import Settings
 from bot.models import Models, classify_offline
 from bot.models.base import Message, Observer, ToolSpec, as_messages, last_user_text
 from bot.models.base import Reply as ModelReply
-from bot.services import Services
-from bot.settings import Settings
 from tests.fakes.model import FakeModel
 
 OWNER, GUEST, STRANGER = "100", "200", "999"

@@ -21,12 +21,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.gateway import Gateway
-from bot.messages import IncomingMessage
+from bot.adapters.base import IncomingMessage
+from bot.app import Services
+from bot.chat.gateway import Gateway
 from bot.models import Models
 from bot.models.base import Message, Reply
 from bot.models.offline import OfflineModel
-from bot.services import Services
 from tests.crashing import log_ran
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 

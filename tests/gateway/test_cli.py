@@ -20,7 +20,7 @@ def frontdesk(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess
     clean = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
     clean.update({"FRONTDESK_HOME": str(home), "FRONTDESK_TIMEZONE": "UTC", **env})
     home.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=home, env=clean,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", *args], cwd=home, env=clean,
                           capture_output=True, text=True, timeout=60, check=False)
 
 

@@ -18,14 +18,14 @@ from typing import TypeVar
 import pytest
 import telegram
 
-from bot.adapters.discord import DiscordAdapter, DiscordTuning
-from bot.adapters.telegram import TelegramAdapter
-from bot.gateway import Gateway
-from bot.messages import escape_markdown
+from bot.adapters.base import escape_markdown
+from bot.adapters.discord.adapter import DiscordAdapter, DiscordTuning
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.app import Services
+from bot.chat.gateway import Gateway
+from bot.delivery.notifier import HELD, SENT, WINDOW_S, OwnerNotifier, one_line
 from bot.models import Models
-from bot.notifier import HELD, SENT, WINDOW_S, OwnerNotifier, one_line
-from bot.services import Services
-from bot.tools import Caller
+from bot.tools.registry import Caller
 from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake
 from tests.fakes.telegram_server import FakeTelegramServer, SentMessage
 from tests.gateway.conftest import GUEST, OWNER, PurposeModel, make_settings

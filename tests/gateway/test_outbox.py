@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.gateway import Gateway
-from bot.messages import Button, ChatMoved, Undeliverable
+from bot.adapters.base import Button, ChatMoved, Undeliverable
+from bot.app import Services, caller_from_sender
+from bot.chat.gateway import Gateway
 from bot.models import Models
-from bot.services import Services, caller_from_sender
-from bot.tools import Caller
+from bot.tools.registry import Caller
 from tests.gateway.conftest import (
     GUEST,
     OWNER,

@@ -9,8 +9,8 @@ import logging
 
 import pytest
 
-from bot.messages import IncomingMessage
-from bot.pairing import ASKED, REFUSAL, prompt_key
+from bot.access.pairing import ASKED, REFUSAL, prompt_key
+from bot.adapters.base import IncomingMessage
 from tests.gateway.conftest import OWNER, OWNER_CHAT, STRANGER, Harness, HarnessFactory
 
 PAIRING = {"FRONTDESK_PAIRING": "ask"}

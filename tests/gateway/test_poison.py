@@ -7,9 +7,9 @@ import signal
 import subprocess
 from pathlib import Path
 
-from bot.gateway import GAVE_UP, MAX_TRIES, Gateway
-from bot.messages import IncomingMessage
-from bot.services import Services
+from bot.adapters.base import IncomingMessage
+from bot.app import Services
+from bot.chat.gateway import GAVE_UP, MAX_TRIES, Gateway
 from tests.crashing import finish, ran, start_worker
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 

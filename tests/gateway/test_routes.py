@@ -6,9 +6,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bot.calendar import AgendaResult, Calendar
-from bot.chat_commands import HELP_TEXT
-from bot.gateway import REFUSAL
+from bot.calendar.ics import AgendaResult, Calendar
+from bot.chat.commands import HELP_TEXT
+from bot.chat.gateway import REFUSAL
 from tests.gateway.conftest import (
     GUEST,
     OWNER,

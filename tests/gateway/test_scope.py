@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.gateway import NOT_OWNER
+from bot.chat.gateway import NOT_OWNER
 from tests.gateway.conftest import (
     GUEST,
     OWNER,

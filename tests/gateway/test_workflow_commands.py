@@ -3,7 +3,7 @@ and the platforms' menus all read the same declarations."""
 
 from __future__ import annotations
 
-from bot.chat_commands import (
+from bot.chat.commands import (
     COMMANDS,
     COMMANDS_WITH_ARGUMENT,
     HELP_TEXT,
@@ -11,8 +11,8 @@ from bot.chat_commands import (
     CommandHandler,
     parse,
 )
-from bot.gateway import NOT_OWNER
-from bot.workflow_commands import WORKFLOW_COMMANDS
+from bot.chat.gateway import NOT_OWNER
+from bot.chat.workflow_commands import WORKFLOW_COMMANDS
 from tests.gateway.conftest import GUEST, Harness
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import graphs
-from bot.commands import runs
-from bot.settings import Settings
+from bot.cli import runs
+from bot.config.settings import Settings
 from graphs import END, START, Graph, Node, RunStore, human_node, route_on, run_graph
 
 
@@ -64,7 +64,7 @@ async def test_runs_lists_and_shows_a_timeline(tmp_path: Path,
 async def test_runs_command_through_the_cli(tmp_path: Path) -> None:
     _, done_id = await make_runs(tmp_path)
     env = {"FRONTDESK_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "bot.cli", "runs", done_id], env=env,
+    out = subprocess.run([sys.executable, "-m", "bot.cli.main", "runs", done_id], env=env,
                          capture_output=True, text=True, check=True, cwd=tmp_path,
                          ).stdout
     assert "graph_end" in out and "status=completed" in out

@@ -1,7 +1,7 @@
 """A worker for the tool-call crash tests: the agent loop in a durable node, killed mid-node.
 
 Usage: ``python tool_crash_worker.py DB FOLDER MODE``. The run is one ``agent`` node: the real
-``bot.agent.run_loop`` over a fake model (a ``remember`` call, then an answer) and the real
+``bot.tools.loop.run_loop`` over a fake model (a ``remember`` call, then an answer) and the real
 ``remember`` tool on a real ``Memory``. Modes:
 
 - ``after_tool``: hang (for the SIGKILL) once the tool call's step is recorded done;
@@ -20,10 +20,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.agent import run_loop
-from bot.assistant_tools import build_tools
 from bot.models.base import as_messages
-from bot.tools import Caller
+from bot.tools.builtin import build_tools
+from bot.tools.loop import run_loop
+from bot.tools.registry import Caller
 from graphs import END, START, Graph, Node, agent_node
 from graphs.runs import Runs, RunStore
 from memory.notes import Memory

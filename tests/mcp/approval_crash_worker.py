@@ -22,10 +22,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.gateway import Gateway
-from bot.messages import IncomingMessage
+from bot.adapters.base import IncomingMessage
+from bot.app import Services
+from bot.chat.gateway import Gateway
 from bot.models import Models
-from bot.services import Services
 from tests.crashing import log_ran, say_ready
 from tests.gateway.conftest import OWNER, PurposeModel, RecordingAdapter, make_settings
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from bot.gateway import Gateway
+from bot.app import Services
+from bot.chat.gateway import Gateway
 from bot.models import Models
-from bot.services import Services
 from tests.gateway.conftest import Harness, PurposeModel, RecordingAdapter, make_settings
 
 BIN = Path(sys.executable).parent

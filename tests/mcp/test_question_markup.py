@@ -3,10 +3,10 @@ no bold, no way out of the arguments' code block, whatever the text holds."""
 
 from __future__ import annotations
 
-from bot.adapters.telegram_markdown import markdown_to_html
+from bot.adapters.telegram.markdown import markdown_to_html
 from bot.models.base import ToolCall
-from bot.tool_approval import question
-from bot.tools import Caller, ToolRegistry
+from bot.tools.approval import question
+from bot.tools.registry import Caller, ToolRegistry
 
 HOSTILE = "[click me](http://evil.example) **now**\n```\n<b>x</b>"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.mcp_client import OUTPUT_CHARS
+from bot.tools.mcp_client import OUTPUT_CHARS
 from tests.fakes.mcp_http import McpHttpServer
 from tests.gateway.conftest import OWNER
 from tests.mcp.conftest import McpHarnessFactory, time_server
@@ -107,7 +107,7 @@ async def test_a_failing_server_is_one_log_line_and_the_rest_works(
                            "broken": {"command": str(tmp_path / "no-such-server"),
                                       "env": {"API_TOKEN": "env-secret-123"}},
                            "odd": {"url": "ftp://example.org"}})
-    lines = [r.getMessage() for r in caplog.records if r.name == "bot.mcp_client"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "bot.tools.mcp_client"]
     assert len([line for line in lines if "'broken'" in line]) == 1
     assert len([line for line in lines if "'odd'" in line]) == 1
     assert "env-secret-123" not in caplog.text

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.mcp_client import check_servers
-from bot.mcp_config import McpConfigError, config_path, load_config, offered_name
+from bot.config.settings import Settings
 from bot.models.base import ToolSpec
-from bot.settings import Settings
-from bot.tools import Caller, ToolRegistry, ToolResult
+from bot.tools.mcp_client import check_servers
+from bot.tools.mcp_config import McpConfigError, config_path, load_config, offered_name
+from bot.tools.registry import Caller, ToolRegistry, ToolResult
 from tests.mcp.conftest import git_server, time_server, write_config
 
 
 def frontdesk(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", *args], capture_output=True,
                           text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "FRONTDESK_HOME": str(home), **env})
 
@@ -117,7 +117,7 @@ async def test_a_remote_tool_that_raises_is_an_observation() -> None:
 
 
 async def test_an_approval_tool_outside_a_message_run_is_not_run() -> None:
-    from bot.agent import run_loop
+    from bot.tools.loop import run_loop
     from tests.fakes.model import FakeModel
 
     ran: list[dict[str, object]] = []

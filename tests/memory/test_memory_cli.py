@@ -14,7 +14,7 @@ from sqlitedb import connect
 def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
     env["FRONTDESK_HOME"] = str(tmp_path / "home")
-    return subprocess.run([sys.executable, "-m", "bot.cli", "memory", *args], cwd=tmp_path,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", "memory", *args], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=60)
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from bot.costs import CostLedger, Price, PriceTable
 from bot.models.anthropic import AnthropicClient
+from bot.models.costs import CostLedger, Price, PriceTable
 from bot.models.guarded import GuardedModel
 from bot.models.openai import OpenAIClient
-from bot.tools import Caller, ToolRegistry
+from bot.tools.registry import Caller, ToolRegistry
 from graphs import RetryPolicy
 from sqlitedb import connect
 from tests.fakes.anthropic_server import FakeAnthropicServer

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.agent import run_loop
 from bot.models import OfflineModel, parse_intent
+from bot.tools.loop import run_loop
 from graphs import END, START, Graph, Node, run_graph
 from graphs.agent_nodes import agent_node, llm_node
 from tests.fakes.model import FakeModel

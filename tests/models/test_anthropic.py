@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.agent import run_loop
 from bot.models import GuardedModel, ModelError, parse_intent
 from bot.models.anthropic import AnthropicClient
+from bot.tools.loop import run_loop
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     error_reply,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.costs import CostLedger
 from bot.models.base import Message, ToolSpec
+from bot.models.costs import CostLedger
 from bot.models.guarded import input_token_bound
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer, error_reply, hung_reply

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.costs import DEFAULT_PRICES, CostLedger, PriceTable, PriceTableError, load_prices
+from bot.config.settings import Settings
 from bot.models import GuardedModel, OfflineModel, build_models
-from bot.settings import Settings
+from bot.models.costs import DEFAULT_PRICES, CostLedger, PriceTable, PriceTableError, load_prices
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
 from tests.models.conftest import Events, SleepRecorder, openai_model
@@ -118,7 +118,7 @@ def modules_loaded_by(imports: str, prefixes: tuple[str, ...]) -> list[str]:
 
 
 def test_importing_the_models_imports_no_sdk() -> None:
-    assert modules_loaded_by("bot.models, bot.agent, bot.tools, bot.costs",
+    assert modules_loaded_by("bot.models, bot.tools.loop, bot.tools.registry, bot.models.costs",
                              ("anthropic", "openai")) == []
 
 

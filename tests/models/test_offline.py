@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from bot.agent import run_loop
 from bot.models import OfflineModel, classify_offline, parse_intent
-from bot.tools import ToolRegistry
+from bot.tools.loop import run_loop
+from bot.tools.registry import ToolRegistry
 from tests.models.conftest import GUEST, OWNER, Events, contract_tools
 
 

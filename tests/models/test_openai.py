@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from bot.agent import run_loop
-from bot.costs import CostLedger
 from bot.models import ModelError, parse_intent
+from bot.models.costs import CostLedger
+from bot.tools.loop import run_loop
 from tests.fakes.openai_server import FakeOpenAIServer, error_reply, text_reply, tool_call_reply
 from tests.fakes.scripted_server import ScriptedReply
 from tests.models.conftest import KEY, OWNER, Events, SleepRecorder, contract_tools, openai_model

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.config.settings import Settings
 from bot.models import GuardedModel, build_models
 from bot.models.anthropic import AnthropicClient
-from bot.settings import Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer, hung_reply
 from tests.models.conftest import Events, SleepRecorder, openai_model

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-from bot.agent import run_loop, stopped_text
 from bot.models import ModelError
-from bot.tools import Caller, ToolRegistry, spec_from_function
+from bot.tools.loop import run_loop, stopped_text
+from bot.tools.registry import Caller, ToolRegistry, spec_from_function
 from tests.fakes.model import FakeModel
 from tests.models.conftest import GUEST, KEY, OWNER, Events, contract_tools
 

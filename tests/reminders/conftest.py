@@ -15,11 +15,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.gateway import Gateway
-from bot.messages import Reply
+from bot.adapters.base import Reply
+from bot.app import Services
+from bot.chat.gateway import Gateway
 from bot.models import Models
 from bot.models.offline import OfflineModel
-from bot.services import Services
 from tests.gateway.conftest import GUEST, OWNER, RecordingAdapter, make_settings
 
 ZONE = ZoneInfo("Europe/Berlin")
@@ -61,7 +61,7 @@ class Desk:
 
 
 def _message(text: str, user: str, chat: str | None, message_id: str) -> Any:
-    from bot.messages import IncomingMessage
+    from bot.adapters.base import IncomingMessage
 
     return IncomingMessage("telegram", chat or user, message_id, user, text, f"user{user}")
 

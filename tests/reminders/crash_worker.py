@@ -26,10 +26,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.gateway import Gateway
-from bot.messages import Button
-from bot.reminders import Reminder
-from bot.services import Services
+from bot.adapters.base import Button
+from bot.app import Services
+from bot.chat.gateway import Gateway
+from bot.reminders.store import Reminder
 from tests.crashing import say_ready
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 

@@ -3,7 +3,7 @@ changed or unset follow."""
 
 from __future__ import annotations
 
-from bot.scheduler import schedule_briefing
+from bot.reminders.timer import schedule_briefing
 from tests.gateway.conftest import GUEST, OWNER_CHAT
 from tests.reminders.conftest import ZONE, DeskFactory, berlin
 

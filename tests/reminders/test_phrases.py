@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from bot.reminder_phrases import (
+from bot.models.reminder_phrases import (
     Request,
     WhenUnclear,
     resolve_when,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import sqlitedb
-from bot.reminders import MAX_PENDING, ReminderError, Reminders
+from bot.reminders.store import MAX_PENDING, ReminderError, Reminders
 from tests.reminders.conftest import ZONE, Clock, berlin
 
 

@@ -7,10 +7,10 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bot.gateway import Gateway
+from bot.app import Services
+from bot.chat.gateway import Gateway
 from bot.models import Models
 from bot.models.offline import OfflineModel
-from bot.services import Services
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 
 

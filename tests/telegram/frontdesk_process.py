@@ -53,7 +53,7 @@ class FrontdeskProcess:
         """Start the bot; return once ``ready()`` holds (default: it has asked for updates)."""
         polls = self.telegram.polls
         with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "run"],
+            self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli.main", "run"],
                                          env=self.env, cwd=self.home, stdout=log, stderr=log)
         self.wait(ready or (lambda: self.telegram.polls > polls), timeout)
 

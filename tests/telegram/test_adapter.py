@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.chat_commands import COMMANDS, START_TEXT
+from bot.chat.commands import COMMANDS, START_TEXT
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.telegram.frontdesk_process import ALLOWED, OWNER, STRANGER, FrontdeskProcess
 

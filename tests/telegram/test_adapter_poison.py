@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import sqlitedb
-from bot.inbox import Ledger
+from bot.delivery.ledger import Ledger
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.telegram.frontdesk_process import ALLOWED, OWNER, STRANGER, FrontdeskProcess
 
@@ -33,7 +33,7 @@ def inbox(home: Path) -> dict[str, tuple[str, str | None]]:
 def runs_output(home: Path) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
     env["FRONTDESK_HOME"] = str(home)
-    done = subprocess.run([sys.executable, "-m", "bot.cli", "runs"], env=env, cwd=home,
+    done = subprocess.run([sys.executable, "-m", "bot.cli.main", "runs"], env=env, cwd=home,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.telegram_start import signed_in
-from bot.settings import Settings
+from bot.adapters.telegram.start import signed_in
+from bot.config.settings import Settings
 from tests.fakes.telegram_server import FakeTelegramServer
 
 

@@ -11,8 +11,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.adapters.telegram_format import TELEGRAM_TEXT_LIMIT, ReplyPart, split_reply, utf16_len
-from bot.adapters.telegram_markdown import html_to_plain, markdown_to_html, markdown_to_plain
+from bot.adapters.telegram.format import TELEGRAM_TEXT_LIMIT, ReplyPart, split_reply, utf16_len
+from bot.adapters.telegram.markdown import html_to_plain, markdown_to_html, markdown_to_plain
 from tests.fakes.telegram_html import parse_html
 
 MARKER = re.compile(r"\n\((\d+)/(\d+)\)$")

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.pairing import ASKED
+from bot.access.pairing import ASKED
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.telegram.frontdesk_process import OWNER, STRANGER, FrontdeskProcess
 from tests.telegram.test_adapter_approvals import press, tokens
@@ -53,7 +53,7 @@ def test_allow_pressed_after_a_restart_answers_the_stranger(tmp_path: Path) -> N
         bot.stop()
 
     def people(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "bot.cli", "people", *args], env=bot.env,
+        return subprocess.run([sys.executable, "-m", "bot.cli.main", "people", *args], env=bot.env,
                               cwd=tmp_path, capture_output=True, text=True, timeout=60)
 
     listed = people()

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.adapters.base import Reply
 from bot.adapters.console import ConsoleAdapter, console_message
-from bot.gateway import Gateway
-from bot.messages import Reply
+from bot.app import Services
+from bot.chat.gateway import Gateway
+from bot.config.settings import Settings
 from bot.models import Models
-from bot.services import Services
-from bot.settings import Settings
 from tests.fakes.model import FakeModel
 
 GOOD = json.dumps({"score": 0.95, "feedback": ""})

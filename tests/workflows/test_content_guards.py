@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.costs import CostLedger
 from bot.models import ModelError
 from bot.models.base import Message, Observer, ToolSpec
 from bot.models.base import Reply as ModelReply
+from bot.models.costs import CostLedger
 from graphs.workflows.content import aggregate, not_checked
-from graphs.workflows.guards import NO_VERDICT
+from graphs.workflows.verdicts import NO_VERDICT
 from sqlitedb import connect
 from tests.fakes.model import FakeModel
 from tests.fakes.openai_server import FakeOpenAIServer

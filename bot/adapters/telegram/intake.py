@@ -1,0 +1,182 @@
+"""Take in Telegram updates without losing or doubling one: record, confirm, then answer.
+
+python-telegram-bot's own updater confirms a batch with its next ``getUpdates`` whether or not
+the batch was handled, so a crash would lose it. Here the raw batch is fetched, every new
+message (and button press) is recorded in one SQLite transaction together with the new update
+offset, and only then is the next batch asked for. Each update is taken on its own: one that
+cannot be read is recorded as failed (``frontdesk runs`` lists it) and confirmed with the rest.
+A message found in the inbox at start is answered by ``Gateway.attach``; a press is kept as a
+``telegram:press:<update id>`` cursor until it is handled. Each chat's messages are answered
+in order, different chats at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from telegram import Bot, User
+from telegram.error import Conflict, NetworkError, RetryAfter, TimedOut
+
+from bot.adapters.base import Accepted, IncomingMessage
+from bot.adapters.telegram.adapter import TelegramAdapter, retry_after_seconds
+from bot.adapters.telegram.updates import (
+    ALLOWED_UPDATES,
+    PLATFORM,
+    Press,
+    Unreadable,
+    parse_update,
+)
+from bot.chat.gateway import Gateway
+from bot.delivery.ledger import Ledger
+from sqlitedb import transaction
+
+log = logging.getLogger(__name__)
+OFFSET_CURSOR = "telegram:offset"
+PRESS_PREFIX = "telegram:press:"
+PRESS_DONE = "done"
+POLL_TIMEOUT_S = 25  # Telegram holds a long poll open up to this long when nothing comes
+MAX_BACKOFF_S = 30.0
+
+
+class Intake:
+    """Records updates durably and answers them, each chat in order."""
+
+    def __init__(self, bot: Bot, me: User, gateway: Gateway, adapter: TelegramAdapter,
+                 ledger: Ledger) -> None:
+        self.bot, self.me = bot, me
+        self.gateway = gateway
+        self.adapter = adapter
+        self.ledger = ledger  # the gateway's: a batch and its offset share one transaction
+        self._chains: dict[str, asyncio.Task[None]] = {}  # chat -> its latest job
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- recording --------------------------------------------------------------------------
+    def accept(self, raws: list[dict[str, Any]], *, confirm: bool) -> list[Accepted | Press]:
+        """Record the new messages and presses of a batch (and, when ``confirm``, the offset
+        past it) in one transaction; return what is to be answered."""
+        todo: list[Accepted | Press] = []
+        with transaction(self.ledger.conn):
+            for raw in raws:
+                try:
+                    item = parse_update(raw, self.bot, self.me)
+                    if isinstance(item, IncomingMessage):
+                        if (accepted := self.gateway.accept(item)) is not None:
+                            todo.append(accepted)
+                    elif isinstance(item, Press) and self._keep_press(item):
+                        todo.append(item)
+                except Exception as exc:  # one bad update never holds up the others
+                    item = Unreadable.of(raw, exc)
+                if isinstance(item, Unreadable):
+                    self._fail(item)
+            ids = [raw["update_id"] for raw in raws if isinstance(raw.get("update_id"), int)]
+            if confirm and ids:
+                self.ledger.set_cursor(OFFSET_CURSOR, str(max(ids) + 1))
+        return todo
+
+    def _fail(self, item: Unreadable) -> None:
+        log.warning("Telegram update %s is unreadable (%s); marked failed", item.update_id,
+                    item.reason)
+        self.ledger.record_failed(PLATFORM, item.chat_id, item.message_id, item.user_id,
+                                  {"update_id": item.update_id}, item.reason)
+
+    def _keep_press(self, press: Press) -> bool:
+        key = f"{PRESS_PREFIX}{press.update_id}"
+        if self.ledger.cursor(key) is not None:
+            return False  # delivered before: handled, or being handled
+        self.ledger.set_cursor(key, json.dumps(press.to_json()))
+        return True
+
+    async def replay_presses(self) -> None:
+        """Answer the presses a crash left unhandled."""
+        for value in self.ledger.cursors(PRESS_PREFIX).values():
+            if value != PRESS_DONE:
+                self.dispatch(Press.from_json(json.loads(value)))
+
+    # -- answering --------------------------------------------------------------------------
+    def dispatch(self, item: Accepted | Press) -> None:
+        """Answer in the background, after whatever this chat is already waiting for."""
+        origin = item.message if isinstance(item, Accepted) else item
+        chat = origin.chat_id or f"user:{origin.user_id}"
+        self._chain(chat, lambda: self._answer(item))
+
+    async def _answer(self, item: Accepted | Press) -> None:
+        try:
+            if isinstance(item, Press):
+                await self.adapter.press(item)
+                self.ledger.set_cursor(f"{PRESS_PREFIX}{item.update_id}", PRESS_DONE)
+            elif item.level is None:
+                await self.gateway.process(item)  # a stranger: one refusal, no typing
+            else:
+                async with self.adapter.typing(item.message.chat_id):
+                    await self.gateway.process(item)
+        except Exception:
+            log.exception("answering a Telegram update failed")
+
+    def _chain(self, chat: str, job: Callable[[], Awaitable[None]]) -> None:
+        previous = self._chains.get(chat)
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.wait([previous])
+            await job()
+
+        task = asyncio.create_task(run())
+        self._chains[chat] = task
+        self._tasks.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._tasks.discard(finished)
+            if self._chains.get(chat) is finished:
+                del self._chains[chat]
+
+        task.add_done_callback(done)
+
+    async def drain(self) -> None:
+        """Stop answering (what was recorded is answered after the next start)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def idle(self) -> None:
+        """Wait until every dispatched update has been answered (tests, the bench)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # -- long polling -------------------------------------------------------------------------
+    async def poll_forever(self) -> None:
+        """Fetch, record, confirm, answer in the background; again, until cancelled."""
+        await self.adapter.call("-", lambda: self.bot.delete_webhook(drop_pending_updates=False))
+        offset = int(self.ledger.cursor(OFFSET_CURSOR) or 0)
+        backoff = 1.0
+        while True:
+            try:
+                raws = await self.fetch(offset)
+            except RetryAfter as flood:
+                await asyncio.sleep(retry_after_seconds(flood))
+                continue
+            except TimedOut:
+                continue  # a long poll that outlived its read time-out: just ask again
+            except (NetworkError, Conflict) as error:  # Conflict: another poller, for now
+                log.warning("getUpdates failed (%s); again in %.0f s", error, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+                continue
+            backoff = 1.0
+            batch = [raw for raw in raws if isinstance(raw, dict)]
+            if not batch:
+                continue
+            for item in self.accept(batch, confirm=True):
+                self.dispatch(item)
+            offset = int(self.ledger.cursor(OFFSET_CURSOR) or offset)
+
+    async def fetch(self, offset: int) -> list[Any]:
+        """One long poll for raw updates (parsed later, one by one)."""
+        result = await self.bot.do_api_request(
+            "getUpdates", api_kwargs={"offset": offset, "timeout": POLL_TIMEOUT_S,
+                                      "allowed_updates": ALLOWED_UPDATES},
+            read_timeout=POLL_TIMEOUT_S + 10)
+        return result if isinstance(result, list) else []

@@ -1,0 +1,127 @@
+"""The owner's decisions on waiting runs, and what a run's state says to its chat.
+
+A button press (only the owner's counts; forged, stale and second presses say so), the
+outcome a press owes its chat (queued again at start when a crash came between), a wait's
+expiry, and the reply any run's state gives (its question with one opaque token per option,
+its answer, or the failure), with the run's costs and its JSONL trace written on the way.
+The gateway owns the chat locks and hands them in, so a press and a message of one chat are
+handled one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bot.access.pairing import Strangers, is_pairing
+from bot.adapters.base import Accepted, Button, PressResult, Reply
+from bot.app import Services
+from graphs import RunResult, cost_totals
+from graphs.trace import daily_path, write_jsonl
+
+FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
+           "please try again in a moment.")
+NOT_OWNER = "Only the owner can do that."
+STALE = {"answered": "This was already decided.", "expired": "This request has expired.",
+         "cancelled": "This request was cancelled.", "": "This request is no longer open."}
+
+
+def outcome_key(run_id: str, wait_key: str) -> str:
+    """The outbox key of the reply that a press on a wait owes its chat."""
+    return f"outcome:{run_id}:{wait_key}"
+
+
+class Decisions:
+    """Presses, owed outcomes and expiries over the run layer; replies from run states."""
+
+    def __init__(self, services: Services, strangers: Strangers,
+                 locks: dict[tuple[str, str], asyncio.Lock]) -> None:
+        self.s, self.outbox, self.strangers, self.locks = (services, services.outbox,
+                                                          strangers, locks)
+
+    def reply_from(self, state: RunResult, default_route: str) -> Reply:
+        """What a run's state says to its chat (its question and buttons, its answer, or the
+        failure), with its costs; the run's JSONL trace is written on the way."""
+        events = self.s.store.events(state.run_id) if state.run_id else []
+        if state.run_id:  # the JSONL trace: an export of the run's durable events
+            write_jsonl(events, daily_path(self.s.settings.traces_dir, state.run_id))
+        costs = cost_totals(events)
+        calls = {"small": costs["calls"].get("small", 0), "big": costs["calls"].get("big", 0)}
+        route = str(state.get("route") or default_route)
+        common: dict[str, Any] = {"run_id": state.run_id, "model_calls": calls,
+                                  "cost_usd": float(costs.get("cost_usd", 0.0))}
+        if state.status == "waiting" and state.waits:
+            wait = state.waits[0]
+            text = str(wait.get("question") or "Please answer.")
+            return Reply(text, route, buttons=self.buttons(state.run_id or "", wait), **common)
+        if state.status == "failed":
+            return Reply(FAILURE, "failed", **common)
+        text = str(state.get("reply") or "").strip() or "(no answer)"
+        return Reply(text, route, **common)
+
+    def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
+        """One opaque token per option of a wait."""
+        return [Button(option, self.s.ledger.button_token(run_id, str(wait["key"]), option,
+                                                          option))
+                for option in wait.get("options") or []]
+
+    async def press(self, platform: str, user_id: str, token: str,
+                    process: Callable[[Accepted], Awaitable[Reply | None]]) -> PressResult:
+        """A button press: only the owner's counts; forged, stale and second presses say so."""
+        target = self.s.ledger.button(token)
+        if target is None:
+            return PressResult("This button is not valid (anymore).", False)
+        if self.s.access.level(platform, user_id) != "owner":
+            return PressResult(NOT_OWNER, False)
+        if is_pairing(target):  # Allow / Block for a stranger: no run behind it
+            return await self.strangers.press(target, process)
+        run = self.s.store.run(target.run_id)
+        where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
+            if run else (platform, "")
+        async with self.locks.setdefault(where, asyncio.Lock()):
+            wait = self.s.store.wait(target.run_id, target.wait_key)
+            outcome = outcome_key(target.run_id, target.wait_key)
+            if wait is not None and wait.status == "answered" and wait.answer == target.answer \
+                    and run is not None and run.status != "running":
+                # This very press was taken before a crash: its outcome may not have been
+                # queued, so queue it (once per key) and settle the buttons as a first press.
+                state = self.s.runs.load(target.run_id)
+            elif wait is None or wait.status != "open":
+                return PressResult(STALE.get(wait.status if wait else "", STALE[""]), False)
+            else:
+                state = await self.s.runs.resume(target.run_id, target.answer, "owner",
+                                                 key=target.wait_key, reply_key=outcome)
+                if state.already_answered:  # another press won the race
+                    return PressResult(STALE["answered"], False)
+            reply = self.reply_from(state, default_route="command")
+            await self.outbox.deliver(*where, outcome, reply.text, reply.buttons)
+        return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
+
+    async def queue_owed_outcomes(self, since: float) -> int:
+        """Queue the outcome of every press taken since ``since`` whose run ended before its
+        outcome was queued (a crash in between); how many were owed."""
+        owed = 0
+        for wait in self.s.store.owed_replies(since):
+            where = (str(wait.meta.get("platform")), str(wait.meta.get("chat_id")))
+            key = str(wait.reply_key)
+            if "chat_id" not in wait.meta or self.s.ledger.parts(*where, key):
+                continue
+            reply = self.reply_from(self.s.runs.load(wait.run_id), default_route="command")
+            await self.outbox.deliver(*where, key, reply.text, reply.buttons)
+            owed += 1
+        return owed
+
+    async def expire(self, now: float | None = None) -> int:
+        """Follow ``on_expiry`` for every wait past its time and tell its chat; how many."""
+        results = await self.s.runs.expire_due(now)
+        for state in results:
+            run = self.s.store.run(state.run_id or "")
+            if run is None or "chat_id" not in run.meta:
+                continue
+            reply = self.reply_from(state, default_route="command")
+            nth = len(self.s.store.waits("expired", run.id))  # one notice per expired wait
+            await self.outbox.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
+                                      f"expired:{run.id}:{nth}", reply.text, reply.buttons)
+        return len(results)
+

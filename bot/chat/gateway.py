@@ -1,0 +1,371 @@
+"""The gateway: every message from every adapter, in order, answered once (design §1).
+
+Order for one message: allowlist (checked once) → inbox record (before any work) → per-chat
+lock → a chat command, a workflow command (``bot.chat.workflow_commands``), an answer to this
+chat's waiting run, or a new run (the triage graph, or the plain agent loop with graph mode
+off) → outbox (``bot.delivery.outbox``, shared with the owner notifier) → send. Every run gets an id
+derived from the message, so a message found unanswered after a crash continues *its* run
+(finished nodes are not run again) instead of starting a second one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from bot.access.pairing import REFUSAL as REFUSAL
+from bot.access.pairing import Strangers, first_words
+from bot.adapters.base import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
+from bot.app import AnyWorkflow, Services, match_option
+from bot.chat.approval_relay import ask_owner, relayed_wait
+from bot.chat.commands import Command, CommandHandler, parse
+from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
+from bot.chat.decisions import STALE as STALE
+from bot.chat.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
+from bot.media.attachments import Attachments
+from graphs import RunResult
+from graphs.runs import WaitInfo
+from graphs.trace import prune
+
+log = logging.getLogger(__name__)
+
+TOO_SLOW = "This took too long, so I stopped; please try again."
+MAX_MESSAGE_CHARS = 16_000
+TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
+            f"{MAX_MESSAGE_CHARS:,}). Please send a shorter one.")
+MAX_TRIES = 3  # a message whose answer crashed the process this often is given up, visibly
+GAVE_UP = ("Sorry, I could not answer this message: working on it stopped me {} times, so I "
+           "have set it aside. Please send it again in other words.")
+OWED_WINDOW_S = 7 * 24 * 3600.0  # presses this recent are checked for an unqueued outcome
+
+
+def run_id_for(msg: IncomingMessage) -> str:
+    """The one run that answers this message: the same id after any restart."""
+    key = f"{msg.platform}|{msg.chat_id}|{msg.message_id}".encode()
+    return "m-" + hashlib.sha256(key).hexdigest()[:20]
+
+
+class Gateway:
+    """Routes messages and button presses between the adapters and the workflows."""
+
+    def __init__(self, services: Services) -> None:
+        self.s = services
+        self.outbox = services.outbox  # the one the owner notifier sends through too
+        self.commands = CommandHandler(services.memory, services.reminders)
+        self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
+        services.scheduler.brief = self.scheduled_brief  # FRONTDESK_BRIEF_AT's daily task
+        self.files = Attachments.from_settings(services.settings)  # photos, voice, documents
+        self.strangers = Strangers(services.settings, services.ledger, self.outbox,
+                                   services.people, services.notifier.owner_chat)
+        self.decisions = Decisions(services, self.strangers, self._chat_locks)
+
+    # -- adapters ------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Before any message: continue the runs a crash left running, expire overdue waits."""
+        prune(self.s.settings.traces_dir, self.s.settings.trace_days)  # and at every start
+        await self.s.start_tools()  # MCP tools, before a recovered run may call one
+        await self.s.runs.recover()
+        await self.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
+        await self.s.notifier.resume()  # urgent messages held back by the hourly limit
+        await self.expire()
+
+    async def attach(self, adapter: Adapter, *, recover: bool = True,
+                     background: bool = False) -> None:
+        """Start serving a platform: send what the outbox still owes, answer what's open.
+
+        The backlog is answered per chat, the chats at once, each in its own order; a chat's
+        backlog holds that chat's lock from the start, so a new message there waits for it
+        and nowhere else. ``background``: return once every chat's backlog holds its lock
+        (an adapter then polls at once), else once the backlog is answered. Each message on
+        its own: one whose record cannot be read is marked failed, one whose answer fails is
+        logged and stays open for the next start; the others go on.
+        """
+        self.outbox.register(adapter)
+        await self.outbox.flush(adapter.platform)
+        if not recover:
+            return
+        backlog: dict[tuple[str, str], list[IncomingMessage]] = {}
+        for item in self.s.ledger.open_messages(adapter.platform):
+            try:
+                msg = IncomingMessage.from_record(item.payload)
+            except ValueError as unreadable:
+                log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
+                            item.platform, item.chat_id, item.message_id, unreadable)
+                self.s.ledger.fail(item.platform, item.chat_id, item.message_id,
+                                   f"unreadable: {unreadable}")
+                continue
+            backlog.setdefault((msg.platform, msg.chat_id), []).append(msg)
+        locked = [asyncio.Event() for _ in backlog]
+        chats = [asyncio.create_task(self._recover_chat(chat, messages, held))
+                 for (chat, messages), held in zip(backlog.items(), locked, strict=True)]
+        self._recovering.update(chats)
+        for task in chats:
+            task.add_done_callback(self._recovering.discard)
+        if background:
+            for held in locked:
+                await held.wait()
+        else:
+            await asyncio.gather(*chats)
+
+    async def _recover_chat(self, chat: tuple[str, str], messages: list[IncomingMessage],
+                            locked: asyncio.Event) -> None:
+        """One chat's backlog, in order, under the chat's lock from first to last."""
+        async with self._chat_locks.setdefault(chat, asyncio.Lock()):
+            locked.set()
+            for msg in messages:
+                try:
+                    await self._answer_locked(msg, self.access(msg) == "owner")
+                except Exception:
+                    log.exception("recovering message %s/%s failed; it stays open",
+                                  msg.platform, msg.message_id)
+
+    def access(self, msg: IncomingMessage) -> str | None:
+        """'owner', 'allowed', or None for someone not on the allowlist."""
+        return self.s.access.level(msg.platform, msg.user_id)
+
+    # -- messages ------------------------------------------------------------------------
+    async def handle(self, msg: IncomingMessage) -> Reply | None:
+        """Answer one message; None when it is a re-delivery or an ignored stranger."""
+        accepted = self.accept(msg)
+        if accepted is None:
+            return None
+        return await self.process(accepted)
+
+    def accept(self, msg: IncomingMessage) -> Accepted | None:
+        """Check the sender once and record the message in the inbox before any work on it;
+        None for a re-delivery.
+
+        ``handle`` is ``accept`` then ``process``. An adapter that must confirm receipt to its
+        platform (Telegram's update offset) accepts first, confirms, then processes, so a crash
+        in between finds the message in the inbox at ``attach``. A stranger's message is not
+        recorded: ``process`` refuses it once per chat.
+        """
+        accepted = Accepted(msg, self.access(msg))
+        if accepted.level is not None and not self.s.ledger.record(
+                msg.platform, msg.chat_id, msg.message_id, msg.user_id, msg.to_json()):
+            return None
+        return accepted
+
+    async def process(self, accepted: Accepted) -> Reply | None:
+        """Answer an accepted message; a stranger's is ``bot.access.pairing``'s."""
+        msg = accepted.message
+        if accepted.level is None:
+            return await self.strangers.arrived(msg)
+        return await self._process(msg, accepted.is_owner)
+
+    async def _process(self, msg: IncomingMessage, is_owner: bool) -> Reply:
+        async with self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock()):
+            return await self._answer_locked(msg, is_owner)
+
+    async def _answer_locked(self, msg: IncomingMessage, is_owner: bool) -> Reply:
+        """Answer a message (its chat's lock held): deliver, record, keep the history. Each
+        try is counted first; past MAX_TRIES (every earlier one crashed the process: a poison
+        message) the message is set aside, visibly, so the bot can start."""
+        tries = self.s.ledger.take_up(msg.platform, msg.chat_id, msg.message_id)
+        if tries > MAX_TRIES:
+            log.error("message %s/%s crashed its answer %d times; marked failed",
+                      msg.platform, msg.message_id, tries - 1)
+            self.s.ledger.fail(msg.platform, msg.chat_id, msg.message_id,
+                               f"gave up after {tries - 1} tries")
+            reply = Reply(GAVE_UP.format(tries - 1), "failed", run_id_for(msg))
+            await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
+            self.files.discard(msg)  # set aside: its files are not needed any more
+            return reply
+        msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
+        deadline = asyncio.timeout(self.s.settings.answer_deadline)
+        try:
+            async with deadline:
+                reply = await self._answer(msg, is_owner)
+        except Exception as exc:
+            reply = self._failed(msg, exc, deadline.expired())
+        await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
+                                  reply.buttons)
+        status = "failed" if reply.route == "failed" else "answered"
+        self.s.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
+        self.files.discard(msg)
+        if reply.route not in {"command", "failed"}:
+            self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
+        return reply
+
+    def _open_wait(self, msg: IncomingMessage) -> WaitInfo | None:
+        """The oldest open question of a run started from this message's chat, if any."""
+        found = self.s.store.waits_of_chat(msg.platform, msg.chat_id)
+        return found[0] if found else None
+
+    def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
+        """The visible answer to a message whose work failed, or ran past its deadline (then
+        its run ends as failed with reason ``deadline`` and the chat is free again)."""
+        run_id = run_id_for(msg)
+        if past_deadline and isinstance(exc, TimeoutError):
+            log.warning("message %s/%s stopped at its deadline (%.0f s)", msg.platform,
+                        msg.message_id, self.s.settings.answer_deadline)
+            self.s.runs.fail(run_id, "deadline")
+            return Reply(TOO_SLOW, "failed", run_id)
+        log.error("message %s/%s failed", msg.platform, msg.message_id, exc_info=exc)
+        return Reply(FAILURE, "failed", run_id)
+
+    async def _answer(self, msg: IncomingMessage, is_owner: bool) -> Reply:
+        if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
+            return Reply(TOO_LONG.format(len(msg.text)), "refused")
+        if msg.attachments:  # files become text and images first (bot.media.attachments)
+            prepared = await self.files.prepare(msg, self.outbox.adapter(msg.platform))
+            if prepared.answer is not None:
+                return Reply(prepared.answer, prepared.route)
+            reply = await self._answer_text(replace(msg, text=storable(prepared.text)),
+                                            is_owner, prepared.state())
+            return replace(reply, text=prepared.framed(reply.text, msg.platform))
+        return await self._answer_text(msg, is_owner, {})
+
+    async def _answer_text(self, msg: IncomingMessage, is_owner: bool,
+                           extra: dict[str, Any]) -> Reply:
+        command = parse(msg.text)
+        if command is not None:
+            return await self._command(msg, command, is_owner)
+        waiting = self._open_wait(msg) if is_owner else None
+        answer = match_option(waiting, msg.text) if waiting is not None else None
+        if waiting is not None and answer is not None:
+            return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
+        relayed = relayed_wait(self.s.ledger, self.s.store, msg.platform, msg.chat_id) \
+            if is_owner and waiting is None else None
+        answer = match_option(relayed, msg.text) if relayed is not None else None
+        if relayed is not None and answer is not None:  # a guest's tool call, typed: a press
+            token = self.s.ledger.button_token(relayed.run_id, relayed.key, answer, answer)
+            pressed = await self.press(msg.platform, msg.user_id, token)
+            return Reply(pressed.edit_text or pressed.alert, "command", relayed.run_id)
+        graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
+        state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner, extra))
+        if not is_owner and state.status == "waiting" and state.waits:  # a tool approval
+            text = await ask_owner(self.s.notifier, self.outbox, msg.platform,
+                                   state.run_id or "", state.waits[0], self.decisions.buttons)
+            return replace(self.decisions.reply_from(state, default_route="loop"), text=text,
+                           buttons=[])
+        return self.decisions.reply_from(state, default_route="loop")
+
+    def _message_input(self, msg: IncomingMessage, is_owner: bool,
+                       extra: dict[str, Any]) -> dict[str, Any]:
+        """A new run's input: the text, who sent it, the chat so far (which it then joins),
+        and what its files added (``caption``, ``images``)."""
+        history = [{"role": role, "content": text}
+                   for role, text in self.s.memory.history(self._chat(msg), 10)]
+        self.s.memory.add_history(self._chat(msg), "user", msg.text)
+        return {"text": msg.text, "sender": self.sender(msg, is_owner), "history": history,
+                **extra}
+
+    async def _run(self, msg: IncomingMessage, workflow: AnyWorkflow,
+                   make_input: Callable[[], dict[str, Any]]) -> RunResult:
+        """Start this message's run, or take up the one a crash interrupted."""
+        run_id = run_id_for(msg)
+        self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id)
+        return await self._start(workflow, make_input, run_id, msg.platform, msg.chat_id)
+
+    async def _start(self, workflow: AnyWorkflow, make_input: Callable[[], dict[str, Any]],
+                     run_id: str, platform: str, chat_id: str) -> RunResult:
+        """Run ``run_id`` of a workflow in a chat, or take it as it stands (never a second:
+        its input, and what building it records, is made only for a new run)."""
+        if self.s.store.run(run_id) is not None:  # recovered at ``start``: its input is not
+            return self.s.runs.load(run_id)     # built again (that would record it twice)
+        state = make_input()
+        meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"],
+                "name": state["sender"].get("name", ""),
+                "words": first_words(str(state.get("text") or state.get("brief") or ""))}
+        return await self.s.runs.start(workflow, state, run_id=run_id, meta=meta)
+
+    async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
+        started = WORKFLOW_COMMANDS.get(command.name)
+        if started is not None:
+            return await self._workflow_command(msg, started, command.argument, is_owner)
+        text = await self.commands.handle(command, self._scope(msg, is_owner),
+                                          lambda: self._cancel(msg, is_owner),
+                                          where=(msg.platform, msg.chat_id), is_owner=is_owner)
+        return Reply(text or "", "command")
+
+    async def _workflow_command(self, msg: IncomingMessage, command: WorkflowCommand,
+                                argument: str, is_owner: bool) -> Reply:
+        """/draft, /brief, …: the owner check, the argument, then the workflow's run."""
+        if command.owner_only and not is_owner:
+            return Reply(NOT_OWNER, "command")
+        if command.argument and not argument:
+            return Reply(command.missing_argument, "command")
+
+        def make_input() -> dict[str, Any]:
+            sender = self.sender(msg, is_owner)
+            return command.input(CommandRequest(argument, sender, self.s.today()))
+
+        state = await self._run(msg, self.s.workflows[command.workflow], make_input)
+        return self.decisions.reply_from(state, default_route="command")
+
+    async def brief(self, platform: str, chat_id: str, run_id: str) -> Reply:
+        """The morning briefing (a code workflow) in this chat, or run ``run_id`` as it stands."""
+        state = await self._start(self.s.brief, lambda: self.s.brief_input(platform, chat_id),
+                                  run_id, platform, chat_id)
+        return self.decisions.reply_from(state, default_route="command")
+
+    async def scheduled_brief(self, day: str) -> None:
+        """FRONTDESK_BRIEF_AT's briefing of ``day``, in the owner's chat (once per day)."""
+        platform = self.s.notifier.targets("")[0]
+        chat = await self.s.notifier.owner_chat(platform)
+        async with self._chat_locks.setdefault((platform, chat), asyncio.Lock()):
+            reply = await self.brief(platform, chat, f"brief-{day}")
+            await self.outbox.deliver(platform, chat, f"brief-{day}", reply.text, reply.buttons)
+
+    async def _cancel(self, msg: IncomingMessage, is_owner: bool) -> str:
+        if not is_owner:  # the waiting runs are the owner's (a group chat has guests too)
+            return NOT_OWNER
+        waiting = self._open_wait(msg)
+        if waiting is None:
+            return "Nothing is waiting in this chat."
+        self.s.runs.cancel(waiting.run_id, by="owner")
+        return "Cancelled the waiting run."
+
+    async def _answer_wait(self, wait: WaitInfo, answer: str, by: str) -> Reply:
+        state = await self.s.runs.resume(wait.run_id, answer, by, key=wait.key)
+        return self.decisions.reply_from(state, default_route="command")
+
+    # -- replies, runs and approvals -----------------------------------------------------
+    # -- the owner's decisions (bot.chat.decisions) -------------------------------------------
+    def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
+        """One opaque token per option of a wait."""
+        return self.decisions.buttons(run_id, wait)
+
+    async def press(self, platform: str, user_id: str, token: str) -> PressResult:
+        """A button press: only the owner's counts; forged, stale and second presses say so."""
+        return await self.decisions.press(platform, user_id, token, self.process)
+
+    async def queue_owed_outcomes(self, since: float) -> int:
+        """Queue each press's outcome a crash kept from being queued; how many were owed."""
+        return await self.decisions.queue_owed_outcomes(since)
+
+    async def expire(self, now: float | None = None) -> int:
+        """Follow ``on_expiry`` for every wait past its time and tell its chat; how many."""
+        return await self.decisions.expire(now)
+
+    # -- who is writing ------------------------------------------------------------------
+    def sender(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:
+        """The plain-dict sender the workflows see."""
+        return {"scope": self._scope(msg, is_owner), "is_owner": is_owner,
+                "platform": msg.platform, "chat_id": msg.chat_id,
+                "message_id": msg.message_id, "name": msg.user_name or msg.user_id}
+
+    @staticmethod
+    def _scope(msg: IncomingMessage, is_owner: bool) -> str:
+        return "owner" if is_owner else f"{msg.platform}:{msg.user_id}"
+
+    @staticmethod
+    def _chat(msg: IncomingMessage) -> str:
+        return f"{msg.platform}:chat:{msg.chat_id}"
+
+
+def storable(text: str) -> str:
+    """Text SQLite can store: a lone surrogate (a console's undecodable byte) becomes '?'."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def with_text(msg: IncomingMessage, text: str) -> IncomingMessage:
+    """The same message with other text (used by tests and the console)."""
+    return replace(msg, text=text)

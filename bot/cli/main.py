@@ -1,0 +1,144 @@
+"""The `frontdesk` command line: parse arguments, load settings, dispatch to one command module.
+
+Every subcommand lives in ``bot/commands/<name>.py`` as ``main(args, settings) -> int`` and is
+imported only when used, so ``frontdesk --help`` stays fast (the model SDKs take ~1 s to import).
+A bad setting stops any command with exit status 2 and one line naming the variable; a bug
+never shows a traceback: one line, and the log file that holds the details (exit status 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.config.settings import Settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole CLI contract of design §5 in one place."""
+    parser = argparse.ArgumentParser(
+        prog="frontdesk",
+        description="Frontdesk: a self-hosted assistant that triages every message with a graph.",
+    )
+    parser.add_argument("--version", action="version", version=f"frontdesk {version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("run", help="start every adapter with a token configured; else the console")
+
+    chat = sub.add_parser("chat", help="send one message through the gateway and print the reply")
+    chat.add_argument("text", metavar="TEXT", nargs="?", default="")
+    chat.add_argument("--attach", metavar="PATH", help="send this file with the message")
+    chat.add_argument("--user", metavar="ID", help="send as this allowed (non-owner) user")
+    chat.add_argument("--json", action="store_true", help="print a JSON object only")
+
+    agenda = sub.add_parser("agenda", help="events overlapping a window (default: today)")
+    agenda.add_argument("--calendar", metavar="PATH_OR_URL")
+    agenda.add_argument("--start", metavar="ISO")
+    agenda.add_argument("--end", metavar="ISO")
+    agenda.add_argument("--tz", metavar="ZONE")
+    agenda.add_argument("--json", action="store_true")
+
+    memory = sub.add_parser("memory", help="the owner's notes")
+    memory_sub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    memory_sub.add_parser("add", help="save a note").add_argument("text", metavar="TEXT")
+    memory_sub.add_parser("search", help="search notes").add_argument("query", metavar="QUERY")
+    memory_sub.add_parser("forget", help="delete a note").add_argument("id", metavar="ID")
+
+    dashboard = sub.add_parser("dashboard", help="serve the local web page of runs")
+    dashboard.add_argument("--port", type=int, default=None)
+    dashboard.add_argument("--host", default="127.0.0.1")
+
+    runs = sub.add_parser("runs", help="list recent runs, or show one run's trace")
+    runs.add_argument("run_id", nargs="?", metavar="RUN_ID")
+
+    reminders = sub.add_parser("reminders", help="list every pending reminder, or cancel one")
+    reminders.add_argument("action", nargs="?", choices=["cancel"], metavar="cancel")
+    reminders.add_argument("id", nargs="?", metavar="ID")
+
+    tools = sub.add_parser("tools", help="every tool (built-in and MCP), who may use it, "
+                                         "whether it asks the owner first")
+    tools.add_argument("--json", action="store_true", help="print a JSON list only")
+
+    graph = sub.add_parser("graph", help="print a workflow's graph")
+    graph.add_argument("name", metavar="NAME")
+    graph.add_argument("--mermaid", action="store_true", help="as a Mermaid diagram (default)")
+
+    # the first ten minutes: set-up, checks, who may write
+    sub.add_parser("setup", help="an interactive wizard that writes .env (needs a terminal)")
+    doctor = sub.add_parser("doctor", help="check the settings, data, platforms and models")
+    doctor.add_argument("--json", action="store_true", help="print a JSON object only")
+    people = sub.add_parser("people", help="people allowed or blocked through pairing")
+    people.add_argument("action", nargs="?", choices=["remove"], metavar="remove")
+    people.add_argument("id", nargs="?", metavar="ID")
+    return parser
+
+
+# Commands that run on bad settings too (they report or repair them): settings may be None.
+WITHOUT_SETTINGS = {"setup", "doctor"}
+
+
+def version() -> str:
+    """The installed package's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("frontdesk")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    from dotenv import load_dotenv
+
+    from bot.config.settings import Settings  # after parsing: --help needs none of this
+
+    load_dotenv(os.path.join(os.getcwd(), ".env"), override=False)
+    try:
+        settings: Settings | None = Settings.from_env(os.environ)
+        assert settings is not None
+        settings.check_files()
+    except ValueError as exc:
+        if args.command not in WITHOUT_SETTINGS:
+            print(f"frontdesk: {exc}", file=sys.stderr)
+            return 2
+        settings = None
+    if settings is not None:
+        from bot.config.logs import quiet_last_resort
+
+        quiet_last_resort(settings)
+    try:
+        module = importlib.import_module(f"bot.cli.{args.command}")
+        code: int = module.main(args, settings)
+    except KeyboardInterrupt:
+        print("frontdesk: stopped", file=sys.stderr)
+        return 130
+    except Exception as error:  # a bug: one line for the user, the details in the log file
+        return report_bug(error, settings or Settings.from_env({}))
+    return code
+
+
+def report_bug(error: Exception, settings: Settings) -> int:
+    """Tell the user in one line (secrets masked) where the details of a bug are; status 1."""
+    from bot.config.logs import SecretFilter, one_line, write_details
+
+    path = write_details(settings, error)
+    said = SecretFilter(settings.secrets()).scrub(one_line(str(error)))
+    print(f"frontdesk: unexpected error ({type(error).__name__}: {said}). Details are in "
+          f"{path}; please include that file if you report it.", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

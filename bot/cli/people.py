@@ -1,0 +1,54 @@
+"""`frontdesk people [remove ID]`: the people pairing allowed or blocked; or forget one."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+
+import sqlitedb
+from bot.access.people import People, Person
+from bot.config.settings import Settings
+
+
+def main(args: argparse.Namespace, settings: Settings) -> int:
+    """Print one person a line; ``remove ID`` deletes them (exit 1 when there is no such id)."""
+    if args.action == "remove" and not (args.id or "").strip():
+        print("frontdesk people remove ID: the numeric id the list shows.")
+        return 1
+    if not settings.database.exists():
+        if args.action == "remove":
+            print(f"No one with id {args.id} is stored.")
+            return 1
+        print(NOBODY)
+        return 0
+    conn = sqlitedb.connect(settings.database)
+    try:
+        people = People(conn)
+        if args.action == "remove":
+            removed = people.remove(args.id.strip())
+            if not removed:
+                print(f"No one with id {args.id} is stored.")
+                return 1
+            print(f"Removed {args.id}: they are a stranger again (the settings' allowlists "
+                  "still count).")
+            return 0
+        everyone = people.all()
+        if not everyone:
+            print(NOBODY)
+        for person in everyone:
+            print(list_line(person))
+        return 0
+    finally:
+        conn.close()
+
+
+NOBODY = ("No one has asked yet. With FRONTDESK_PAIRING=ask, a stranger who writes to the bot "
+          "is shown to you with Allow / Block buttons.")
+
+
+def list_line(person: Person) -> str:
+    """platform, id, status, since, name (@username), their first words."""
+    since = dt.datetime.fromtimestamp(person.decided_at or person.asked_at)
+    handle = f" (@{person.username})" if person.username else ""
+    return (f"{person.platform:<9} {person.user_id:<20} {person.status:<8} {since:%Y-%m-%d %H:%M}"
+            f"  {person.name}{handle}: {person.first_words}")

@@ -1,0 +1,114 @@
+"""`frontdesk runs [RUN_ID]`: list recent runs, or show one run's events as a timeline.
+
+The list ends with what failed for good and is never retried: inbox messages that could not
+be read, outbox parts the platform refused (a short section, only when there are any).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from typing import Any
+
+import sqlitedb
+from bot.config.settings import Settings
+from bot.delivery.ledger import Failure, Ledger
+from graphs.codefirst import flow_view, matrix_text
+from graphs.runs import RunInfo, RunStore
+
+_SKIP = {"event", "run_id", "t", "node"}
+
+
+def main(args: argparse.Namespace, settings: Settings) -> int:
+    """Print the list, or one run; exit 1 when the run id is unknown."""
+    if not settings.database.exists():
+        print("No runs yet.")
+        return 0
+    store = RunStore(settings.database)
+    try:
+        if args.run_id:
+            return show(store, args.run_id)
+        runs = store.runs(limit=20)
+        if not runs:
+            print("No runs yet.")
+        for run in runs:
+            print(list_line(run))
+        print_failures(settings)
+        return 0
+    finally:
+        store.close()
+
+
+def print_failures(settings: Settings) -> None:
+    """The messages and parts that failed for good, newest first."""
+    conn = sqlitedb.connect(settings.database)
+    try:
+        failures = Ledger(conn).failures(limit=10)
+    finally:
+        conn.close()
+    if failures:
+        print("\nfailed for good (not retried):")
+    for failure in failures:
+        print(failure_line(failure))
+
+
+def failure_line(failure: Failure) -> str:
+    """kind, platform/chat, which item, when, and why, on one line."""
+    return (f"  {failure.kind:<7} {failure.platform}/{failure.chat_id} {failure.item}  "
+            f"{_clock(failure.at)}  {failure.error}")
+
+
+def list_line(run: RunInfo) -> str:
+    """id, workflow, status, route, duration and start time on one line."""
+    took = "-" if run.duration_s is None else f"{run.duration_s:.2f}s"
+    return (f"{run.id}  {run.workflow:<12} {run.status:<9} route={run.route or '-':<12} "
+            f"{took:>8}  {_clock(run.started_at)}")
+
+
+def show(store: RunStore, run_id: str) -> int:
+    run = store.run(run_id)
+    if run is None:
+        print(f"frontdesk runs: there is no run {run_id!r}; `frontdesk runs` lists them.",
+              file=sys.stderr)
+        return 1
+    print(list_line(run))
+    if run.meta:
+        print("meta: " + json.dumps(run.meta, ensure_ascii=False))
+    events = store.events(run_id)
+    start = events[0]["t"] if events else run.started_at
+    for event in events:
+        print(f"  +{event['t'] - start:8.3f}s  {timeline_line(event)}")
+    for wait in store.waits(status="open", run_id=run_id):
+        options = f" [{' / '.join(wait.options)}]" if wait.options else ""
+        print(f"waiting on {wait.key}: {wait.question}{options}")
+    costs = store.costs(run_id)
+    if costs["calls"]:
+        print(f"model calls: {costs['calls']}, tokens in/out {costs['input_tokens']}/"
+              f"{costs['output_tokens']}, ${costs['cost_usd']:.4f}")
+    for grid in flow_view(store.steps(run_id))["pipelines"]:  # code workflows' pipelines
+        print(matrix_text(grid))
+    return 0
+
+
+def timeline_line(event: dict[str, Any]) -> str:
+    """One event, readable: kind, node, then the fields that matter."""
+    kind, node = event["event"], event.get("node")
+    if kind == "node_end":
+        detail = (f"error: {event['error']}" if event.get("error")
+                  else f"wrote {', '.join(event.get('wrote', [])) or 'nothing'}")
+        retry = f", retry in {event['retry_in']}s" if "retry_in" in event else ""
+        return (f"node_end    {node} ({event.get('duration_s', 0.0):.3f}s, attempt "
+                f"{event.get('attempt')}) {detail}{retry}")
+    if kind == "route":
+        return f"route       {event.get('router')} -> {event.get('target')} ({event.get('label')})"
+    if kind == "wait":
+        return f"wait        {node}: {event.get('question')}"
+    extra = {k: v for k, v in event.items() if k not in _SKIP}
+    fields = " ".join(f"{k}={v}" for k, v in extra.items())
+    return f"{kind:<11} {node or ''} {fields}".rstrip()
+
+
+def _clock(t: float) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")

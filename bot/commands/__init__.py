@@ -1,1 +1,0 @@
-"""Implementations of the `frontdesk` CLI subcommands, one module each, imported lazily."""

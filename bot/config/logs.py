@@ -1,0 +1,156 @@
+"""Logging set-up: readable lines on stderr, secrets masked, chatty HTTP loggers kept quiet.
+
+httpx logs every request URL at INFO, and a Telegram URL carries the bot token, so the HTTP
+libraries log at WARNING only; and every record passes a filter that masks each configured
+secret, wherever it appears (message, arguments or a formatted traceback). A traceback goes
+to the log file under ``FRONTDESK_HOME/logs`` only: the terminal gets one line that names the
+error and that file (a user never sees a Python traceback).
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import tempfile
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+
+from bot.config.settings import Settings
+
+QUIET = ("httpx", "httpx2", "httpcore", "telegram.ext", "discord.gateway", "discord.http",
+         "aiohttp.access")
+# discord.py's notices that read like errors but are not: Frontdesk uses no voice.
+VOICE_NOTICE = ("PyNaCl", "davey", "voice will NOT be supported")
+MASK = "[redacted]"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class SecretFilter(logging.Filter):
+    """Masks secrets in every record that passes through a handler."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every secret replaced."""
+        for secret in self.secrets:
+            text = text.replace(secret, MASK)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            record.msg = self.scrub(record.getMessage())
+            record.args = None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = self.scrub(record.exc_text)
+        return True
+
+
+def log_file(settings: Settings) -> Path:
+    """Where the details (tracebacks) go: FRONTDESK_HOME/logs/frontdesk.log, or the temporary
+    directory when the home cannot be written."""
+    folder = settings.home / "logs"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / "frontdesk.log"
+    except OSError:
+        return Path(tempfile.gettempdir()) / "frontdesk.log"
+
+
+class OneLineFormatter(logging.Formatter):
+    """A record as one line: an exception's traceback is replaced by a pointer to the file."""
+
+    def __init__(self, details: Path, secrets: SecretFilter, fmt: str = LOG_FORMAT) -> None:
+        super().__init__(fmt)
+        self.details = details
+        self.secrets = secrets
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.message = record.getMessage()
+        record.asctime = self.formatTime(record, self.datefmt)
+        text = self.formatMessage(record)
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            said = self.secrets.scrub(one_line(str(error)))
+            text += f" ({type(error).__name__}: {said}; details in {self.details})"
+        elif record.exc_text:
+            text += f" (details in {self.details})"
+        return text
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` squeezed to one short line."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def write_details(settings: Settings, error: BaseException) -> Path:
+    """Append an error's traceback (secrets masked) to the log file; that file's path."""
+    path = log_file(settings)
+    text = "".join(traceback.format_exception(error))
+    scrubbed = SecretFilter(settings.secrets()).scrub(text)
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(f"{logging.Formatter().formatTime(logging.makeLogRecord({}))} "
+                         f"ERROR frontdesk: unexpected error\n{scrubbed}\n")
+    except OSError:
+        pass
+    return path
+
+
+class LastResort(logging.StreamHandler):  # type: ignore[type-arg]
+    """One line on stderr; an error's traceback appended to the log file instead."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__()
+        self.settings = settings
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            write_details(self.settings, record.exc_info[1])
+        super().emit(record)
+
+
+def quiet_last_resort(settings: Settings) -> None:
+    """For commands that set up no logging: what Python prints of a warning or an error
+    logged with no handler stays one line (no traceback), secrets masked."""
+    handler = LastResort(settings)
+    secret_filter = SecretFilter(settings.secrets())
+    handler.setFormatter(OneLineFormatter(log_file(settings), secret_filter, "%(message)s"))
+    handler.addFilter(secret_filter)
+    handler.setLevel(logging.WARNING)
+    logging.lastResort = handler
+
+
+def setup_logging(settings: Settings, level: str | None = None) -> SecretFilter:
+    """Configure the root logger once for the CLI; returns the filter (tests use ``scrub``)."""
+    details = log_file(settings)
+    secret_filter = SecretFilter(settings.secrets())
+    terminal = logging.StreamHandler()
+    terminal.setFormatter(OneLineFormatter(details, secret_filter))
+    terminal.addFilter(secret_filter)
+    handlers: list[logging.Handler] = [terminal]
+    try:
+        to_file = logging.handlers.RotatingFileHandler(details, maxBytes=1 << 20,
+                                                       backupCount=3, encoding="utf-8")
+        to_file.setFormatter(logging.Formatter(LOG_FORMAT))
+        to_file.addFilter(secret_filter)
+        handlers.append(to_file)
+    except OSError:  # a read-only home still runs; the terminal still gets every line
+        pass
+    root = logging.getLogger()
+    root.handlers[:] = handlers
+    root.setLevel(level or settings.log_level)
+    for name in QUIET:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    logging.getLogger("discord.client").addFilter(no_voice_notice)
+    return secret_filter
+
+
+def no_voice_notice(record: logging.LogRecord) -> bool:
+    """Drop discord.py's "voice will not be supported" notices (a filter function)."""
+    return not any(word in str(record.msg) for word in VOICE_NOTICE)

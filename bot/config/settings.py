@@ -1,0 +1,187 @@
+"""Frontdesk's settings, read from a mapping (``os.environ`` in production, a dict in tests).
+
+Nothing here reads the process environment by itself: ``Settings.from_env(os.environ)`` is
+called once at start (after ``load_dotenv``), and the result is passed to whatever needs it.
+Secrets are kept out of ``repr`` so a settings object can be logged safely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.config import values
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of design §5, with the embedded defaults."""
+
+    home: Path
+    graph_workflows: bool = True
+    calendar: str | None = None
+    timezone: str | None = None
+    model_provider: str = "offline"
+    small_model: str | None = None
+    big_model: str | None = None
+    daily_budget_usd: float | None = None
+    model_timeout: float = 60.0  # seconds one model request may take
+    answer_deadline: float = 180.0  # seconds one message may take before it is stopped
+    trace_days: float = 30.0  # days of JSONL traces kept
+    notify: str | None = None
+    dashboard_port: int | None = None
+    brief_at: str | None = None
+    remind_before: float | None = None  # minutes before an event its notice is sent
+    draft_max_words: int = 300
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None
+    telegram_bot_token: str | None = field(default=None, repr=False)
+    telegram_base_url: str | None = None
+    telegram_owner_id: str | None = None
+    telegram_allowed_users: frozenset[str] = frozenset()
+    discord_bot_token: str | None = field(default=None, repr=False)
+    discord_base_url: str | None = None
+    discord_owner_id: str | None = None
+    discord_allowed_users: frozenset[str] = frozenset()
+    # Voice, photos and files (issue 16)
+    max_file_mb: float = 20.0  # FRONTDESK_MAX_FILE_MB: the largest attachment fetched
+    telegram_base_file_url: str | None = None  # TELEGRAM_BASE_FILE_URL (PTB's base_file_url)
+    transcribe_model: str = "whisper-1"  # FRONTDESK_TRANSCRIBE_MODEL
+    transcribe_base_url: str | None = None  # FRONTDESK_TRANSCRIBE_BASE_URL
+
+    # issue 19: pairing, log level
+    pairing: str = "off"  # FRONTDESK_PAIRING: "ask" (a stranger's message asks the owner)
+    log_level: str = "WARNING"
+
+    # MCP tools (bot.tools.mcp_client): the servers file, and the time one call may take
+    mcp_config: str | None = None  # None: mcp.json in FRONTDESK_HOME when it exists
+    mcp_timeout: float = 30.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Read the settings from an environment-like mapping; every variable is parsed here,
+        once, and a bad value raises a ValueError naming the variable, the value (never a
+        secret's) and what is expected (``bot.config.values``)."""
+
+        def get(name: str) -> str | None:
+            value = env.get(name)
+            return value.strip() if value and value.strip() else None
+
+        home = Path(get("FRONTDESK_HOME") or Path.home() / ".frontdesk").expanduser()
+        check_read_elsewhere(get)
+        return cls(
+            home=home,
+            graph_workflows=values.switch("FRONTDESK_GRAPH_WORKFLOWS",
+                                          get("FRONTDESK_GRAPH_WORKFLOWS"), True),
+            calendar=get("FRONTDESK_CALENDAR"),
+            timezone=values.time_zone("FRONTDESK_TIMEZONE", get("FRONTDESK_TIMEZONE")),
+            model_provider=choose_provider(env),
+            small_model=get("FRONTDESK_SMALL_MODEL"),
+            big_model=get("FRONTDESK_BIG_MODEL"),
+            daily_budget_usd=values.number("FRONTDESK_DAILY_BUDGET_USD",
+                                           get("FRONTDESK_DAILY_BUDGET_USD"), unit="US dollars"),
+            model_timeout=values.positive("FRONTDESK_MODEL_TIMEOUT",
+                                          get("FRONTDESK_MODEL_TIMEOUT"), 60.0),
+            answer_deadline=values.positive("FRONTDESK_ANSWER_DEADLINE",
+                                            get("FRONTDESK_ANSWER_DEADLINE"), 180.0),
+            trace_days=values.positive("FRONTDESK_TRACE_DAYS", get("FRONTDESK_TRACE_DAYS"), 30.0,
+                                       "days", "30"),
+            notify=values.choice("FRONTDESK_NOTIFY", get("FRONTDESK_NOTIFY"),
+                                 ("telegram", "discord", "all"), None),
+            dashboard_port=values.port("FRONTDESK_DASHBOARD_PORT",
+                                       get("FRONTDESK_DASHBOARD_PORT")),
+            brief_at=values.clock_time("FRONTDESK_BRIEF_AT", get("FRONTDESK_BRIEF_AT")),
+            remind_before=(values.positive("FRONTDESK_REMIND_BEFORE",
+                                           get("FRONTDESK_REMIND_BEFORE"), 0.0, "minutes", "15")
+                           if get("FRONTDESK_REMIND_BEFORE") else None),
+            draft_max_words=values.whole("FRONTDESK_DRAFT_MAX_WORDS",
+                                         get("FRONTDESK_DRAFT_MAX_WORDS"), 300),
+            anthropic_api_key=get("ANTHROPIC_API_KEY"),
+            anthropic_base_url=values.base_url("ANTHROPIC_BASE_URL", get("ANTHROPIC_BASE_URL")),
+            openai_api_key=get("OPENAI_API_KEY"),
+            openai_base_url=values.base_url("OPENAI_BASE_URL", get("OPENAI_BASE_URL")),
+            telegram_bot_token=values.telegram_token("TELEGRAM_BOT_TOKEN",
+                                                     get("TELEGRAM_BOT_TOKEN")),
+            telegram_base_url=values.base_url("TELEGRAM_BASE_URL", get("TELEGRAM_BASE_URL")),
+            telegram_owner_id=values.user_id("TELEGRAM_OWNER_ID", get("TELEGRAM_OWNER_ID")),
+            telegram_allowed_users=values.user_ids("TELEGRAM_ALLOWED_USERS",
+                                                   get("TELEGRAM_ALLOWED_USERS")),
+            discord_bot_token=values.discord_token("DISCORD_BOT_TOKEN", get("DISCORD_BOT_TOKEN")),
+            discord_base_url=values.base_url("DISCORD_BASE_URL", get("DISCORD_BASE_URL")),
+            discord_owner_id=values.user_id("DISCORD_OWNER_ID", get("DISCORD_OWNER_ID")),
+            discord_allowed_users=values.user_ids("DISCORD_ALLOWED_USERS",
+                                                  get("DISCORD_ALLOWED_USERS")),
+            pairing=values.choice("FRONTDESK_PAIRING", get("FRONTDESK_PAIRING"),
+                                  ("ask", "off"), "off") or "off",
+            log_level=(values.choice("FRONTDESK_LOG_LEVEL", get("FRONTDESK_LOG_LEVEL"),
+                                     ("debug", "info", "warning", "error"), "warning")
+                       or "warning").upper(),
+            max_file_mb=values.positive("FRONTDESK_MAX_FILE_MB", get("FRONTDESK_MAX_FILE_MB"),
+                                        20.0, "megabytes", "20"),
+            telegram_base_file_url=values.base_url("TELEGRAM_BASE_FILE_URL",
+                                                    get("TELEGRAM_BASE_FILE_URL")),
+            transcribe_model=get("FRONTDESK_TRANSCRIBE_MODEL") or "whisper-1",
+            transcribe_base_url=values.base_url("FRONTDESK_TRANSCRIBE_BASE_URL",
+                                                 get("FRONTDESK_TRANSCRIBE_BASE_URL")),
+            mcp_config=get("FRONTDESK_MCP_CONFIG"),
+            mcp_timeout=values.positive("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"),
+                                        30.0),
+        )
+
+    def check_files(self) -> None:
+        """What the settings name on disk: FRONTDESK_HOME writable (made if missing), a local
+        FRONTDESK_CALENDAR readable. A ValueError of the same shape as ``from_env``'s."""
+        values.writable_dir("FRONTDESK_HOME", self.home)
+        if self.calendar:
+            values.readable_calendar("FRONTDESK_CALENDAR", self.calendar)
+
+    @property
+    def database(self) -> Path:
+        """The one SQLite file under ``FRONTDESK_HOME``."""
+        return self.home / "frontdesk.db"
+
+    @property
+    def traces_dir(self) -> Path:
+        """Where JSONL trace exports go."""
+        return self.home / "traces"
+
+    def owner_ids(self) -> dict[str, str]:
+        """The owner's user id on each chat platform that has one configured."""
+        ids = {"telegram": self.telegram_owner_id, "discord": self.discord_owner_id}
+        return {platform: owner for platform, owner in ids.items() if owner}
+
+    def secrets(self) -> list[str]:
+        """Every configured secret, for scrubbing logs and error messages."""
+        values = [self.anthropic_api_key, self.openai_api_key, self.telegram_bot_token,
+                  self.discord_bot_token]
+        return [v for v in values if v]
+
+
+def check_read_elsewhere(get: Callable[[str], str | None]) -> None:
+    """The variables their own modules read (webhook, Discord tuning): checked here too, so
+    a bad one stops every command at start like the rest."""
+    values.base_url("FRONTDESK_TELEGRAM_WEBHOOK_URL", get("FRONTDESK_TELEGRAM_WEBHOOK_URL"))
+    values.host_port("FRONTDESK_TELEGRAM_WEBHOOK_LISTEN",
+                     get("FRONTDESK_TELEGRAM_WEBHOOK_LISTEN"))
+    for name in ("FRONTDESK_DISCORD_READY_TIMEOUT", "FRONTDESK_DISCORD_IDENTIFY_DELAY",
+                 "FRONTDESK_DISCORD_RETRY_BASE"):
+        values.number(name, get(name), unit="seconds", example="2")
+
+
+def choose_provider(env: Mapping[str, str]) -> str:
+    """Design §3: explicit choice, else anthropic with a key, else openai, else offline."""
+    explicit = (env.get("FRONTDESK_MODEL_PROVIDER") or "").strip().lower()
+    if explicit:
+        if explicit not in {"anthropic", "openai", "offline"}:
+            raise ValueError(
+                f"FRONTDESK_MODEL_PROVIDER={explicit!r} is not one of anthropic, openai, offline"
+            )
+        return explicit
+    if (env.get("ANTHROPIC_API_KEY") or "").strip():
+        return "anthropic"
+    if (env.get("OPENAI_API_KEY") or "").strip() or (env.get("OPENAI_BASE_URL") or "").strip():
+        return "openai"
+    return "offline"

@@ -1,0 +1,310 @@
+"""Reach the owner with urgent notices that nobody else can forge and nobody can flood.
+
+A ``Notice`` is Frontdesk's own bold header, then other people's words in quote blocks. What
+someone else wrote (``Theirs``: a name, a message) is cleaned and backslash-escaped, so both
+chat renderers show it exactly as typed: no link, no bold, no header of theirs; a name is kept
+to one short line. ``OwnerNotifier`` sends at most one notice per incoming message and at most
+``LIMIT`` notices per person in any ``WINDOW_S``; an urgent message beyond that waits in the
+``notices`` table and leaves, with the others held for that person, as one summary when the
+next slot opens. A timer wakes then; after a restart the held ones leave at ``resume()`` or
+at the next notice, whichever comes first.
+
+Usage::
+
+    notifier = OwnerNotifier(settings, outbox)        # its table lives in the ledger's file
+    await notifier.notify(caller, "the boiler is leaking")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import sqlite3
+import time
+import unicodedata
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+
+from bot.adapters.base import escape_markdown
+from bot.config.settings import Settings
+from bot.delivery.outbox import Outbox
+from bot.tools.registry import Caller
+from sqlitedb import migrate, transaction
+
+log = logging.getLogger(__name__)
+PLATFORMS = ("telegram", "discord")
+LIMIT = 5  # notices per person ...
+WINDOW_S = 3600.0  # ... in any hour
+NAME_CHARS = 64  # a name longer than this is cut: it is a label, not a message
+SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 20, 1000  # what one summary quotes at most
+SENT = "I've passed your message on to the owner right away; they'll get back to you."
+HELD = ("I've passed your message on to the owner. You have sent several this hour, so it "
+        "reaches them together with the others within the hour.")
+
+# Line breaks other than \n, and the controls that reorder what is shown (bidi overrides).
+_BREAKS = re.compile("\r\n|[\r\u2028\u2029\x85\x0b\x0c]")
+_HIDDEN = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: str) -> str:
+    """Someone else's text with one kind of line break and no invisible controls."""
+    text = _HIDDEN.sub("", _BREAKS.sub("\n", text))
+    return "".join(ch for ch in text
+                   if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cs"))
+
+
+def one_line(text: str, limit: int = NAME_CHARS) -> str:
+    """A name as one short line: whitespace runs become one space."""
+    line = " ".join(clean(text).split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Theirs:
+    """Words someone else wrote (a name, a message): always plain text, never markup."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Frontdesk's own header line, then other people's words, one quote block each."""
+
+    header: tuple[str | Theirs, ...]
+    quotes: tuple[str, ...] = ()
+
+    def markdown(self) -> str:
+        """For the chat platforms: a bold header, the quotes as escaped ``> `` lines."""
+        head = "".join(part if isinstance(part, str) else escape_markdown(one_line(part.text))
+                       for part in self.header)
+        blocks = ["\n".join("> " + escape_markdown(line.rstrip())
+                            for line in clean(quote).strip("\n").split("\n"))
+                  for quote in self.quotes]
+        return "\n\n".join([f"**{head}**\n{blocks[0]}" if blocks else f"**{head}**",
+                            *blocks[1:]])
+
+    def plain(self) -> str:
+        """For a terminal, which shows text as it is: header, then the words."""
+        head = "".join(part if isinstance(part, str) else one_line(part.text)
+                       for part in self.header)
+        return "\n\n".join([f"{head}\n{self.quotes[0]}" if self.quotes else head,
+                            *self.quotes[1:]])
+
+
+@dataclass(frozen=True)
+class Urgent:
+    """One incoming urgent message, and the notice that carried it (None while held)."""
+
+    key: str
+    scope: str
+    name: str
+    platform: str
+    text: str
+    received_at: float
+    notice: str | None = None
+    sent_at: float | None = None
+
+
+def urgent_notice(item: Urgent) -> Notice:
+    """``Urgent message from NAME (SCOPE) on PLATFORM:`` and the words."""
+    return Notice((*_who(item), f" on {item.platform}:"), (item.text,))
+
+
+def summary_notice(items: Sequence[Urgent]) -> Notice:
+    """The messages held back for one person, in the order they came, as one notice."""
+    first, count = items[0], len(items)
+    shown = [i.text if len(i.text) <= SUMMARY_ITEM_CHARS else i.text[:SUMMARY_ITEM_CHARS] + "…"
+             for i in items[:SUMMARY_ITEMS]]
+    more = f" (the first {SUMMARY_ITEMS} shown)" if count > SUMMARY_ITEMS else ""
+    noun = "message" if count == 1 else "messages"
+    return Notice((f"{count} more urgent {noun} from ", *_who(first)[1:],
+                   f" on {first.platform}, held back by the limit of {LIMIT} notices an hour"
+                   f"{more}:"), tuple(shown))
+
+
+def _who(item: Urgent) -> tuple[str | Theirs, ...]:
+    if item.name:
+        return ("Urgent message from ", Theirs(item.name), " (", Theirs(item.scope), ")")
+    return ("Urgent message from ", Theirs(item.scope))
+
+
+def notice_key(caller: Caller, text: str) -> str:
+    """One key per incoming message (the text counts only when no message is known)."""
+    origin = f"{caller.scope}|{caller.chat_id}|{caller.message_id}"
+    if not caller.message_id:
+        origin += f"|{text}"
+    return "notice:" + hashlib.sha256(origin.encode()).hexdigest()[:24]
+
+
+MIGRATIONS = [
+    ("notices_001_create", """
+        CREATE TABLE notices (
+            key TEXT PRIMARY KEY,
+            scope TEXT NOT NULL,
+            name TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            text TEXT NOT NULL,
+            received_at REAL NOT NULL,
+            notice TEXT,
+            sent_at REAL
+        );
+        CREATE INDEX notices_by_scope ON notices (scope, sent_at);
+        CREATE INDEX notices_held ON notices (received_at) WHERE notice IS NULL;
+    """),
+]
+_COLUMNS = "key, scope, name, platform, text, received_at, notice, sent_at"
+
+
+class NoticeLog:
+    """The ``notices`` table: each urgent message, and when which notice carried it."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        migrate(conn, MIGRATIONS)
+
+    def get(self, key: str) -> Urgent | None:
+        """The message with this key, if it was seen."""
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM notices WHERE key = ?",
+                                (key,)).fetchone()
+        return Urgent(*row) if row else None
+
+    def record(self, item: Urgent) -> None:
+        """Keep a message (once per key)."""
+        self.conn.execute(f"INSERT OR IGNORE INTO notices ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                          (item.key, item.scope, item.name, item.platform, item.text,
+                           item.received_at, item.notice, item.sent_at))
+
+    def sent_times(self, scope: str, since: float) -> list[float]:
+        """When each notice to this person after ``since`` left, oldest first."""
+        rows = self.conn.execute(
+            "SELECT MIN(sent_at) FROM notices WHERE scope = ? AND notice IS NOT NULL"
+            " AND sent_at > ? GROUP BY notice ORDER BY 1", (scope, since)).fetchall()
+        return [float(row[0]) for row in rows]
+
+    def held(self) -> list[Urgent]:
+        """Messages waiting for a slot, oldest first."""
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM notices WHERE notice IS NULL"
+                                 " ORDER BY received_at, rowid").fetchall()
+        return [Urgent(*row) for row in rows]
+
+    def carried(self, keys: Sequence[str], notice: str, at: float) -> None:
+        """These held messages left in ``notice`` at ``at``."""
+        with transaction(self.conn):
+            self.conn.executemany("UPDATE notices SET notice = ?, sent_at = ? WHERE key = ?",
+                                  [(notice, at, key) for key in keys])
+
+
+class OwnerNotifier:
+    """Reaches the owner with urgent notices on the right platform(s) (design §1), through
+    the same outbox as every reply, one per message and at most ``LIMIT`` an hour a person."""
+
+    def __init__(self, settings: Settings, outbox: Outbox, *, notices: NoticeLog | None = None,
+                 clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.settings = settings
+        self.outbox = outbox
+        self.notices = notices or NoticeLog(outbox.ledger.conn)
+        self.clock, self.sleep = clock, sleep
+        self.lock = asyncio.Lock()  # one decision at a time: count, send, record
+        self.timer: asyncio.Task[None] | None = None
+        self.timer_due: float | None = None
+
+    def targets(self, origin: str) -> list[str]:
+        """Platforms to notify: FRONTDESK_NOTIFY, else the origin if it has an owner, else
+        the first platform with an owner id, else the console."""
+        owners = self.settings.owner_ids()
+        configured = [p for p in PLATFORMS if p in owners]
+        choice = (self.settings.notify or "").lower()
+        if choice == "all" and configured:
+            return configured
+        if choice in owners:
+            return [choice]
+        if origin in configured:
+            return [origin]
+        return configured[:1] or ["console"]
+
+    async def notify(self, caller: Caller, text: str) -> str:
+        """Pass ``who wrote what`` on to the owner; return the sentence for the sender.
+
+        The first call for a message decides: a notice now, or held for the next slot; any
+        later call for the same message (a retry, a model calling the tool again) sends nothing.
+        """
+        if caller.is_owner:
+            return "You are the owner, so there is no one to pass this on to; noted."
+        key = notice_key(caller, text)
+        async with self.lock:
+            now = self.clock()
+            await self._send_due(now)
+            item = self.notices.get(key)
+            if item is None:
+                item = Urgent(key, caller.scope, caller.name, caller.platform, text, now)
+                if len(self.notices.sent_times(item.scope, now - WINDOW_S)) < LIMIT:
+                    await self._send(urgent_notice(item), key, item.platform)
+                    item = replace(item, notice=key, sent_at=now)
+                self.notices.record(item)  # after the send: a crash in between re-sends
+            self._schedule()              # under the same outbox key, which the ledger ignores
+        return SENT if item.notice else HELD
+
+    async def resume(self) -> None:
+        """At start: send the summaries whose slot opened while down, and set the timer."""
+        async with self.lock:
+            await self._send_due(self.clock())
+            self._schedule()
+
+    async def owner_chat(self, platform: str) -> str:
+        """The owner's direct chat on a platform (through its adapter when it runs)."""
+        if chat := await self.outbox.owner_chat(platform):
+            return chat
+        owner = self.settings.owner_ids().get(platform)
+        return f"user:{owner}" if owner else "console"
+
+    # -- the hourly limit -----------------------------------------------------------------
+    def next_slot(self, scope: str, now: float) -> float:
+        """When this person may get a notice again: now, or when the oldest counted ages out."""
+        times = self.notices.sent_times(scope, now - WINDOW_S)
+        return now if len(times) < LIMIT else times[len(times) - LIMIT] + WINDOW_S
+
+    async def _send_due(self, now: float) -> None:
+        """One summary for each person whose held messages now have a slot."""
+        by_scope: dict[str, list[Urgent]] = {}
+        for item in self.notices.held():
+            by_scope.setdefault(item.scope, []).append(item)
+        for scope, items in by_scope.items():
+            if self.next_slot(scope, now) > now:
+                continue
+            keys = [item.key for item in items]
+            summary = "notice-summary:" + hashlib.sha256("|".join(keys).encode()).hexdigest()[:24]
+            await self._send(summary_notice(items), summary, items[0].platform)
+            self.notices.carried(keys, summary, now)
+
+    async def _send(self, notice: Notice, key: str, origin: str) -> None:
+        for platform in self.targets(origin):
+            chat = await self.owner_chat(platform)
+            # The console shows text as it is; the chat platforms render Markdown.
+            text = notice.plain() if platform == "console" else notice.markdown()
+            await self.outbox.deliver(platform, chat, key, text)
+
+    def _schedule(self) -> None:
+        """Wake at the earliest slot a held message waits for (called under the lock)."""
+        now = self.clock()
+        due = min((self.next_slot(item.scope, now) for item in self.notices.held()),
+                  default=None)
+        if due is None or (self.timer is not None and not self.timer.done()
+                           and self.timer_due is not None and self.timer_due <= due):
+            return
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer_due = due
+        self.timer = asyncio.get_running_loop().create_task(self._wake(due))
+
+    async def _wake(self, due: float) -> None:
+        await self.sleep(max(0.0, due - self.clock()))
+        async with self.lock:
+            self.timer = self.timer_due = None
+            try:
+                await self._send_due(self.clock())
+            except Exception:  # the held messages stay held; the next notice tries again
+                log.exception("could not send the held urgent messages")
+            self._schedule()

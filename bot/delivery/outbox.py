@@ -1,0 +1,115 @@
+"""The outbox: every reply is written to the ledger as numbered parts, then sent once, in order.
+
+One ``Outbox`` is built from the ledger and shared by everything that sends: the gateway's
+replies and the owner notifier's notices go through the same parts, the same adapters and the
+same per-chat send locks, so a notice and a reply to one chat never interleave and a crash
+between writing and sending resumes with the parts not yet sent (``flush`` at attach).
+
+A part is marked sent the moment the adapter's ``send`` returns, before anything else, so the
+only window for a repeat is a crash between the platform's accept and that one SQLite write.
+A part the platform refuses for good (``Undeliverable``) is marked failed and the chat goes
+on; a moved chat (``ChatMoved``) is followed and remembered; a chat that cannot be reached
+now keeps its parts, in order, for the next flush, while the other chats go on.
+
+Usage::
+
+    outbox = Outbox(ledger)
+    outbox.register(adapter)                   # the platform's adapter, once it runs
+    await outbox.deliver("telegram", "42", "m-7", "Hello!")
+    await outbox.flush("telegram")             # what a crash left unsent
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from bot.adapters.base import Adapter, Button, ChatMoved, Undeliverable
+from bot.delivery.ledger import MAX_MOVES, Ledger, OutboxPart
+
+log = logging.getLogger(__name__)
+
+
+class Outbox:
+    """The ledger's outbox, the adapters that send it, and one send lock per chat."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.adapters: dict[str, Adapter] = {}  # platform -> its running adapter
+        self.send_locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    def register(self, adapter: Adapter) -> None:
+        """Send this platform's parts through ``adapter`` from now on."""
+        self.adapters[adapter.platform] = adapter
+
+    def adapter(self, platform: str) -> Adapter | None:
+        """The running adapter of a platform, if any."""
+        return self.adapters.get(platform)
+
+    async def owner_chat(self, platform: str) -> str | None:
+        """The owner's direct chat as the platform's adapter knows it; None without one."""
+        adapter = self.adapters.get(platform)
+        return await adapter.owner_chat() if adapter is not None else None
+
+    async def deliver(self, platform: str, chat_id: str, key: str, text: str,
+                      buttons: Iterable[Button] | None = None) -> None:
+        """Write the reply's parts (once per ``key``), then send those not yet sent.
+
+        Without a running adapter the parts wait in the ledger, unsplit, for ``flush``.
+        """
+        adapter = self.adapters.get(platform)
+        texts = adapter.split(text) if adapter else [text]
+        marks = [{"label": b.label, "token": b.token} for b in buttons or []]
+        self.ledger.enqueue(platform, chat_id, key, texts, marks or None)
+        if adapter is not None:
+            await self.flush(platform, chat_id)
+
+    async def flush(self, platform: str, chat_id: str | None = None) -> None:
+        """Send every unsent part of a platform (or one chat), in order, each at most once.
+
+        For one chat, a failure to reach it is raised (the caller's message stays open); for
+        a whole platform it is logged and the other chats go on.
+        """
+        adapter = self.adapters.get(platform)
+        if adapter is None:
+            return
+        if chat_id is not None:
+            await self._flush_chat(adapter, platform, chat_id)
+            return
+        for chat in dict.fromkeys(part.chat_id for part in self.ledger.unsent(platform)):
+            try:
+                await self._flush_chat(adapter, platform, chat)
+            except Exception:
+                log.exception("could not send to %s chat %s; its parts wait for the next flush",
+                              platform, chat)
+
+    async def _flush_chat(self, adapter: Adapter, platform: str, chat: str) -> None:
+        # One lock per chat: a chat waiting out flood control does not hold up the others.
+        where = self.ledger.chat_now(platform, chat)
+        async with self.send_locks.setdefault((platform, where), asyncio.Lock()):
+            for part in self.ledger.unsent(platform):
+                if part.chat_id == chat:
+                    await self._send(adapter, part)
+
+    async def _send(self, adapter: Adapter, part: OutboxPart) -> None:
+        """Send one part where its chat is now; mark it sent, or failed for good."""
+        buttons = [Button(b["label"], b["token"]) for b in part.buttons or []] or None
+        target = self.ledger.chat_now(part.platform, part.chat_id)
+        for _ in range(MAX_MOVES):
+            try:
+                message_id = await adapter.send(target, part.text, buttons, key=f"fd{part.id}")
+            except ChatMoved as moved:
+                log.info("%s chat %s moved to %s; following it", part.platform, target,
+                         moved.chat_id)
+                self.ledger.move_chat(part.platform, target, moved.chat_id)
+                target = moved.chat_id
+                continue
+            except Undeliverable as refused:
+                self.ledger.mark_failed(part.id, str(refused))
+                log.warning("%s refused part %d/%d for chat %s for good (%s); marked failed",
+                            part.platform, part.part_no, part.parts, part.chat_id, refused)
+                return
+            self.ledger.mark_sent(part.id, message_id)  # first thing after the accept
+            return
+        self.ledger.mark_failed(part.id, f"the chat moved more than {MAX_MOVES} times")

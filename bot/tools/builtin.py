@@ -1,0 +1,169 @@
+"""The assistant's tools — remember, search_notes, agenda, notify_owner, set_reminder — bound
+to services.
+
+Each tool acts only within the caller's scope: notes are read and written under the caller's
+own scope (the owner's are "owner"), and anyone but the owner sees the calendar as free/busy
+only. ``notify_owner`` is the one tool that reaches someone else, and it only reaches the owner.
+``set_reminder`` sets a reminder in the caller's own chat and scope (``bot.reminders.store``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime, tzinfo
+
+from bot.calendar.ics import AgendaResult, Calendar, CalendarError, Event
+from bot.models.reminder_phrases import WhenUnclear, resolve_when
+from bot.reminders.store import ReminderError, Reminders, local_label
+from bot.tools.registry import Caller, ToolRegistry
+from memory.notes import Memory, NoteTooLarge
+
+# (who wrote, what they wrote) -> a short confirmation for the sender
+OwnerNotifier = Callable[[Caller, str], Awaitable[str]]
+
+
+def format_agenda(result: AgendaResult, zone: tzinfo | None = None) -> str:
+    """Render events one a line (the caller picks ``result.busy_only()`` for non-owners)."""
+    if not result.events:
+        text = "Nothing in the calendar for that time."
+    else:
+        text = "\n".join(_event_line(event, zone) for event in result.events)
+    if result.skipped:
+        text += f"\n({len(result.skipped)} broken calendar entries were skipped.)"
+    return text
+
+
+def _event_line(event: Event, zone: tzinfo | None) -> str:
+    cancelled = " (cancelled)" if (event.status or "").upper() == "CANCELLED" else ""
+    if event.all_day or not isinstance(event.start, datetime):
+        return f"- {event.start.isoformat()} all day: {event.summary}{cancelled}"
+    start = event.start.astimezone(zone) if zone else event.start
+    end = event.end.astimezone(zone) if zone and isinstance(event.end, datetime) else event.end
+    until = f"{end:%H:%M}" if isinstance(end, datetime) else str(end)
+    return f"- {start:%a %d %b %H:%M}–{until}: {event.summary}{cancelled}"
+
+
+def read_agenda(calendar: Calendar, hours: float, is_owner: bool) -> str:
+    """Today's events (hours <= 0) or the next hours, as text; free/busy unless the owner."""
+    if hours and hours > 0:
+        result = calendar.next_hours(min(float(hours), 24.0 * 31))
+    else:
+        result = calendar.events(*calendar.today())
+    return format_agenda(result if is_owner else result.busy_only(), calendar.zone)
+
+
+def search_notes_tool(memory: Memory) -> Callable[[str, Caller], str]:
+    """The memory search tool, always within the caller's own scope."""
+
+    def search_notes(query: str, caller: Caller) -> str:
+        """Search saved notes and return the best matches.
+
+        Args:
+            query: words to look for.
+        """
+        hits = memory.search(caller.scope, query, 5)
+        if not hits:
+            return "No matching notes."
+        return "\n".join(f"#{hit.id}: {hit.text}" for hit in hits)
+
+    return search_notes
+
+
+def count_words(text: str) -> str:
+    """Count the words of a text (for keeping a draft within its limit).
+
+    Args:
+        text: the text to count.
+    """
+    return f"{len(text.split())} words"
+
+
+def build_tools(memory: Memory, calendar: Calendar | None, notify: OwnerNotifier) -> ToolRegistry:
+    """A registry with the four assistant tools bound to these services."""
+    registry = ToolRegistry()
+
+    def remember(text: str, caller: Caller) -> str:
+        """Save a note to memory for later.
+
+        Args:
+            text: the note to save, in plain words.
+        """
+        try:
+            note_id = memory.add(caller.scope, text, caller.effect_key)  # once per call
+        except NoteTooLarge as exc:
+            return str(exc)
+        return f"Saved note #{note_id}."
+
+    def agenda(hours: float, caller: Caller) -> str:
+        """Read the owner's calendar for the next hours (today's events for 0).
+
+        Args:
+            hours: how many hours ahead to look; 0 means today.
+        """
+        if calendar is None:
+            return "No calendar is configured."
+        try:
+            return read_agenda(calendar, hours, caller.is_owner)
+        except CalendarError as exc:
+            return f"The calendar could not be read: {exc}"
+
+    async def notify_owner(message: str, caller: Caller) -> str:
+        """Pass an urgent message on to the owner right away.
+
+        Args:
+            message: what the owner needs to know, in one or two sentences.
+        """
+        return await notify(caller, message)
+
+    registry.register(remember)
+    registry.register(search_notes_tool(memory))
+    registry.register(agenda)
+    registry.register(notify_owner)
+    return registry
+
+
+def reminder_tool(reminders: Reminders, zone: Callable[[], tzinfo]
+                  ) -> Callable[..., Awaitable[str]]:
+    """The set_reminder tool: in the caller's chat and scope; prompt tasks for the owner only."""
+
+    async def set_reminder(when: str, text: str, caller: Caller, rrule: str | None = None,
+                           run_prompt: bool = False) -> str:
+        """Set a reminder in this chat, or with rrule a recurring one.
+
+        Args:
+            when: ISO 8601 in the owner's zone, e.g. 2025-12-01T17:00 (the first one if it repeats).
+            text: what to remind of, e.g. "call Ann".
+            rrule: optional iCalendar RRULE to repeat it, e.g. FREQ=WEEKLY;BYDAY=MO.
+            run_prompt: owner only: each time, carry the text out as a request instead.
+        """
+        owner_zone = zone()
+        try:
+            now = datetime.fromtimestamp(reminders.clock(), owner_zone)
+            moment = resolve_when(when, owner_zone, now, recurring=bool(rrule))
+            reminder = reminders.add(
+                caller.scope, caller.platform, caller.chat_id, text, moment, zone=owner_zone,
+                rrule=rrule, kind="prompt" if run_prompt and caller.is_owner else "text",
+                source=f"tool:{caller.effect_key}" if caller.effect_key else None)
+        except (WhenUnclear, ReminderError) as unclear:
+            return str(unclear)
+        what = "I'll do this" if reminder.kind == "prompt" else "I'll remind you"
+        repeats = f", then again by the rule {reminder.rrule}" if reminder.rrule else ""
+        return (f"{what} on {local_label(reminder.due)}{repeats}: {reminder.text} "
+                f"(reminder {reminder.id}).")
+
+    return set_reminder
+
+
+def build_writing_tools(memory: Memory) -> ToolRegistry:
+    """The draft agent's tools: look things up, count words."""
+    registry = ToolRegistry()
+    registry.register(search_notes_tool(memory))
+    registry.register(count_words)
+    return registry
+
+
+def build_fact_tools(memory: Memory) -> ToolRegistry:
+    """The fact checker's tools: the memory search only."""
+    registry = ToolRegistry()
+    registry.register(search_notes_tool(memory))
+    return registry

@@ -1,0 +1,247 @@
+"""The machinery behind code workflows: the current run, memoised calls, fingerprints, waits.
+
+The runner (``graphs.codefirst.workflow``) sets the current run in a context variable, so the
+primitives (``agent``, ``step``, ``parallel``, ``pipeline``, ``ask``) find it without a context
+object in the author's code. ``FlowRun.memo`` is the one way a call is made: it returns the
+saved output when the step's fingerprint still matches, refuses (naming the step and the parts
+that changed) when it does not, unless the run was given a re-run choice, and otherwise runs
+the call and records it (a ``run_steps`` row through the store, ``node_start``/``node_end``
+events through ``graphs.events.RunEvents``). ``FlowRun.park`` is how an ``ask`` waits.
+``FlowCall`` is a call not made yet: awaiting it makes it; ``parallel`` and ``pipeline`` take
+it as it is.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from graphs.codefirst.codec import canonical, fingerprint, from_json, to_json
+from graphs.events import RunEvents
+from graphs.graph import Observer, Suspend
+from graphs.protocols import AgentLoop, ChatModel
+from graphs.runs.store import RunStore
+
+T = TypeVar("T")
+
+
+class FlowError(RuntimeError):
+    """A code workflow broke a rule (a call outside a run, a key used twice, a bad reply)."""
+
+
+class FingerprintMismatch(FlowError):
+    """Replay found a saved step whose prompt, input, return schema or options changed."""
+
+    def __init__(self, key: str, changed: list[str]) -> None:
+        super().__init__(
+            f"step {key!r} changed since it ran ({', '.join(changed)} differ); its saved "
+            f"output was not reused. Re-run it with runs.rerun(run_id, [{key!r}]) or start a "
+            "new run")
+        self.key, self.changed = key, changed
+
+
+@dataclass(frozen=True)
+class AgentKit:
+    """What ``agent`` steps use: models by role (the first is the default) and the tool loop."""
+
+    models: Mapping[str, ChatModel] = field(default_factory=dict)
+    loop: AgentLoop | None = None
+
+    def model(self, choice: str | ChatModel | None) -> ChatModel:
+        if choice is not None and not isinstance(choice, str):
+            return choice
+        if not self.models:
+            raise FlowError("this workflow has no models: pass agents=AgentKit(models=...) to "
+                            "@workflow (or workflow.using(AgentKit(...))), or model=... to "
+                            "agent()")
+        if choice is None:
+            return next(iter(self.models.values()))
+        if choice not in self.models:
+            raise FlowError(f"no model {choice!r}: this workflow has {sorted(self.models)}")
+        return self.models[choice]
+
+
+_current: contextvars.ContextVar[FlowRun] = contextvars.ContextVar("flow_run")
+_scope: contextvars.ContextVar[str] = contextvars.ContextVar("flow_scope", default="")
+_group: contextvars.ContextVar[str | None] = contextvars.ContextVar("flow_group", default=None)
+
+
+def current() -> FlowRun:
+    """The run the calling code belongs to; a FlowError outside a workflow."""
+    run = _current.get(None)
+    if run is None:
+        raise FlowError("agent/step/parallel/pipeline/ask only work inside a @workflow function "
+                        "run by Workflow.start (or continued by graphs.runs.Runs)")
+    return run
+
+
+def scoped(key: str) -> str:
+    """``key`` under the enclosing call's key (inside a pipeline cell, an ask's revision...)."""
+    return _scope.get() + key
+
+
+@contextmanager
+def within(prefix: str, group: str | None = None) -> Iterator[None]:
+    """Calls made inside are keyed under ``prefix`` (already scoped) and belong to ``group``."""
+    scope, member = _scope.set(prefix), _group.set(group)
+    try:
+        yield
+    finally:
+        _scope.reset(scope)
+        _group.reset(member)
+
+
+@contextmanager
+def member_of(group: str) -> Iterator[None]:
+    """The calls made inside (not their own inner calls) belong to the fan-out ``group``."""
+    token = _group.set(group)
+    try:
+        yield
+    finally:
+        _group.reset(token)
+
+
+class FlowCall(Generic[T]):
+    """A call not made yet (``agent``, ``step``, ``ask``, ``approve``): awaiting it makes it,
+    memoised under its key; ``parallel`` and ``pipeline`` take it as a child or a stage."""
+
+    name: str  # what it is called in keys and drawings
+    kind: str  # agent | step | ask
+    returns: Any  # the type its result is rebuilt as on replay
+
+    @property
+    def key(self) -> str:
+        """Its key relative to the enclosing scope."""
+        return self.name
+
+    def parts(self) -> dict[str, Any]:
+        """What its fingerprint covers (prompt, input, return schema, options...)."""
+        raise NotImplementedError
+
+    async def compute(self, key: str) -> Any:
+        """Make the call itself, not memoised (``memo`` records it under ``key``)."""
+        raise NotImplementedError
+
+    async def run(self) -> T:
+        found: T = await current().memo(self.key, self.kind, self.parts(), self.returns,
+                                        self.compute)
+        return found
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self.run().__await__()
+
+
+class FlowRun:
+    """One execution of a workflow function: its store, run id, re-run choices and events."""
+
+    def __init__(self, store: RunStore, run_id: str, agents: AgentKit,
+                 observer: Observer | None, reruns: set[str]) -> None:
+        self.store, self.run_id, self.agents = store, run_id, agents
+        self.events = RunEvents(run_id, observer, store)
+        self.reruns = reruns
+        self.cascade = False  # set once a chosen re-run happened: its consequences re-run too
+        self.used: dict[str, str] = {}  # key -> fingerprint, within this execution
+        self.waiting: dict[str, dict[str, Any]] = {}  # node -> the wait it parked on
+
+    @contextmanager
+    def bound(self) -> Iterator[None]:
+        """The primitives find this run while the workflow function runs."""
+        token = _current.set(self)
+        try:
+            with within(""):
+                yield
+        finally:
+            _current.reset(token)
+
+    def frontier(self) -> dict[str, Any]:
+        """What the run waits on, as the run layer stores it (a code run has no ready nodes)."""
+        return {"ready": [], "waiting": {n: w["key"] for n, w in self.waiting.items()},
+                "visits": {}}
+
+    def park(self, wait: dict[str, Any], new: bool) -> Suspend:
+        """Wait on ``wait`` (recorded, with its run_waits row, when ``new``); the signal."""
+        self.waiting[wait["node"]] = wait
+        if new:
+            self.events.park(wait, self.frontier())
+        return Suspend(**wait)
+
+    def shape(self, name: str, kind: str, shape: dict[str, Any]) -> None:
+        """Record a pipeline's or a fan-out group's shape (once: unchanged, it is kept)."""
+        row, marker = self.store.step(self.run_id, name), canonical(shape)
+        if row is not None and row.kind != kind:
+            raise FlowError(f"{kind} {name!r} has the key of a {row.kind}: pass name=... to "
+                            "tell them apart")
+        if self.used.setdefault(name, marker) != marker:
+            raise FlowError(f"two {kind}s are called {name!r} in this run: pass name=... to "
+                            "tell them apart")
+        if row is None or canonical(row.output) != marker:
+            self.store.shape(self.run_id, name, kind, shape)
+
+    def forward(self, key: str) -> Observer:
+        """An observer for a model or loop inside step ``key``: its events join the run's."""
+        return self.events.forward(key, record=True)
+
+    def may_rerun(self, key: str, changed: list[str]) -> bool:
+        """A chosen re-run: '*', the key, a key prefix, or the key's own name."""
+        if self.cascade and set(changed) <= {"input"}:  # fed by a step that re-ran
+            return True
+        name = key.rsplit("/", 1)[-1].split("[", 1)[0].split("#", 1)[0]
+        return any(c in ("*", key, name) or key.startswith(c + "/") for c in self.reruns)
+
+    def check(self, key: str, fp: str, hashes: dict[str, str]) -> tuple[bool, Any]:
+        """(True, saved output) when the step is done and still matches; refuse a mismatch."""
+        previous = self.used.get(key)
+        if previous is not None and previous != fp:
+            raise FlowError(f"step {key!r} was called twice in this run with different "
+                            "prompt or input: give each call its own key_by=...")
+        self.used[key] = fp
+        row = self.store.step(self.run_id, key)
+        if row is None or row.status != "done":
+            return False, None
+        if row.fingerprint == fp:
+            return True, row.output
+        changed = [part for part, value in hashes.items() if row.parts.get(part) != value]
+        changed += [part for part in row.parts if part not in hashes]
+        if not self.may_rerun(key, changed or ["fingerprint"]):
+            raise FingerprintMismatch(key, changed or ["fingerprint"])
+        self.cascade = True
+        self.events.emit("step_rerun", node=key, changed=changed)
+        return False, None
+
+    async def memo(self, key: str, kind: str, parts: dict[str, Any], returns: Any,
+                   compute: Callable[[str], Awaitable[Any]],
+                   cell: tuple[str, str, str] | None = None) -> Any:
+        """The saved output of ``key`` if its fingerprint matches, else run and record it."""
+        key, group = scoped(key), _group.get()
+        fp, hashes = fingerprint(parts)
+        done, saved = self.check(key, fp, hashes)
+        if done:
+            return from_json(returns, saved)
+        self.store.start_step(self.run_id, key, kind, fp, hashes, cell, group=group)
+        self.events.emit("node_start", node=key, step=kind)
+        self.events.record()
+        started = time.perf_counter()
+        try:
+            with within(key + "/"):
+                value = await compute(key)
+            output = canonical(value)
+        except Suspend:
+            self.store.mark_step(self.run_id, key, "waiting")
+            raise
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            self.store.mark_step(self.run_id, key,
+                                 "failed" if isinstance(exc, Exception) else "cancelled", error)
+            self.events.emit("node_end", node=key, step=kind, wrote=[], error=error,
+                             duration_s=time.perf_counter() - started)
+            self.events.record()
+            raise
+        self.store.finish_step(self.run_id, key, output)
+        self.events.emit("node_end", node=key, step=kind, wrote=[key],
+                         duration_s=time.perf_counter() - started)
+        self.events.record()
+        return from_json(returns, to_json(value))
