@@ -1,6 +1,6 @@
 """Bench: how long `frontdesk --help` takes, against a bare interpreter start in the same run.
 
-Target (design §6): `frontdesk --help` ≤ 0.3 s, which needs the SDKs imported lazily. The
+Target: `frontdesk --help` ≤ 0.3 s, which needs the SDKs imported lazily. The
 reference is `python -c pass` with the same interpreter, so the ratio shows what our imports
 add on this machine whatever its speed.
 

@@ -10,7 +10,7 @@ words are in a large share of notes, as in real text); queries are 1-3 words dra
 way, so common words are queried often. 99% of the notes are the owner's, 1% belong to ten
 other people, written interleaved. The reference is the plain query
 ``MATCH … ORDER BY rank LIMIT 5`` over the same database, measured in the same run; the
-target (design §6) is p99 <= 10 ms for ``Memory.search``.
+target is p99 <= 10 ms for ``Memory.search``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ SQLite file and fired by the scheduler of ``bot.app`` (through the reminder grap
 durable run and the outbox) to a recording adapter; each one's lateness is the time it reached
 the adapter minus its due time. The reference, measured in the same run, is the lateness of a
 bare ``asyncio.sleep`` to the same due times (the event loop's own precision). Prints both
-medians and maxima and the ratio of the medians. Target (issue 17): within ~2 s, nothing
+medians and maxima and the ratio of the medians. Target: within ~2 s, nothing
 polled; what remains above the reference is the firing run's own work.
 """
 

@@ -9,7 +9,7 @@ Both bots run as subprocesses, each polling its own instance of the fake Bot API
 noisy machine slows both alike. Latency is from queuing the update in the fake to the reply
 arriving at it. Frontdesk answers through its whole path (inbox, triage graph with the
 offline model, which is instant: the quick-reply route, outbox); the reference is the
-python-telegram-bot echo bot from its own examples. Target (design §6): ≤ +10 ms at p50.
+python-telegram-bot echo bot from its own examples. Target: ≤ +10 ms at p50.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Usage:
 
 The set (``tests/data/triage_set.jsonl``) has one JSON object a line: ``text``, ``intent``
 (social, question, task, urgent), ``language`` and, for hard cases, a ``note``. Labels follow
-design §3: a message phrased as a question is a *question*, also a polite request ("can you
+a message phrased as a question is a *question*, also a polite request ("can you
 …?"); a model that follows the classify prompt may call those *task* — both go to the agent,
 so the route accuracy is the figure that decides what the sender gets. Routes are taken as for
 a guest (``choose_route``): urgent → notify_now, social → quick_reply, else full_agent.

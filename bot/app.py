@@ -24,13 +24,13 @@ from bot.delivery.outbox import Outbox
 from bot.models import Models, build_models, classify_offline
 from bot.reminders.store import Reminders
 from bot.reminders.timer import Scheduler, SchedulerDeps, build_scheduler
+from bot.reminders.tool import reminder_tool
 from bot.reminders.wakeup import Wakeup
 from bot.tools.builtin import (
     build_fact_tools,
     build_tools,
     build_writing_tools,
     read_agenda,
-    reminder_tool,
 )
 from bot.tools.loop import run_loop
 from bot.tools.mcp_client import McpTools, build_mcp

@@ -1,6 +1,6 @@
 """The graph engine: how a graph runs, async and sync node functions over one state dict.
 
-The run loop (design §2): START's edges trigger nodes. A triggered node is ready once no
+The run loop: START's edges trigger nodes. A triggered node is ready once no
 running, waiting or triggered node can still reach it (the join rule; router edges that close
 a cycle don't count). Ready nodes run at once (a lone one is awaited inline, without a task);
 each returns the keys it merges, and nodes whose runs overlapped may not write the same key. A

@@ -1,4 +1,4 @@
-"""The code layout rules (issue 14): arrows one way, no circles, one owner for the run tables.
+"""The code layout rules: arrows one way, no circles, one owner for the run tables.
 
 Read with ``ast`` from the source, so a rule broken anywhere fails here, naming the place:
 no import circle between project modules (imports inside functions count too), no module

@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 
 from bot.access.people import People
 from bot.adapters.base import Accepted, Button, IncomingMessage, PressResult, Reply, escape_markdown
-from bot.config.logs import one_line
 from bot.config.settings import Settings
+from bot.config.text import one_line
 from bot.delivery.ledger import ButtonTarget, Ledger
 from bot.delivery.outbox import Outbox
 

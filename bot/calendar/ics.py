@@ -51,7 +51,7 @@ class Event:
     status: str | None
 
     def to_json(self) -> dict[str, Any]:
-        """The `frontdesk agenda --json` shape of design §5."""
+        """The `frontdesk agenda --json` shape."""
         return {"summary": self.summary, "start": self.start.isoformat(),
                 "end": self.end.isoformat(), "all_day": self.all_day, "status": self.status}
 

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.chat.workflow_commands import WORKFLOW_COMMANDS
-from bot.config.logs import one_line
+from bot.config.text import one_line
 from bot.reminders.store import Reminders
 from memory.notes import Memory
 

@@ -1,4 +1,4 @@
-"""The gateway: every message from every adapter, in order, answered once (design §1).
+"""The gateway: every message from every adapter, in order, answered once.
 
 Order for one message: allowlist (checked once) → inbox record (before any work) → per-chat
 lock → a chat command, a workflow command (``bot.chat.workflow_commands``), an answer to this

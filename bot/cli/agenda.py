@@ -1,4 +1,4 @@
-"""`frontdesk agenda`: print the events overlapping a window (default: today), design §5."""
+"""`frontdesk agenda`: print the events overlapping a window (default: today)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def _parse(text: str, flag: str, zone: tzinfo) -> datetime:
 
 
 def render_json(result: AgendaResult) -> str:
-    """The list of design §5, one object per event."""
+    """The list, one object per event."""
     return json.dumps([event.to_json() for event in result.events], ensure_ascii=False)
 
 

@@ -3,7 +3,7 @@
 As the console owner by default, or with ``--user`` as another allowed person in their own
 chat. ``--attach`` sends a file with it (TEXT is then its caption, and optional), through the
 same path as a chat platform's files. ``--json`` prints only
-``{"reply", "route", "run_id", "model_calls"}`` (design §5).
+``{"reply", "route", "run_id", "model_calls"}``.
 """
 
 from __future__ import annotations

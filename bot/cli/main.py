@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The whole CLI contract of design §5 in one place."""
+    """The whole CLI contract in one place."""
     parser = argparse.ArgumentParser(
         prog="frontdesk",
         description="Frontdesk: a self-hosted assistant that triages every message with a graph.",
@@ -131,7 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def report_bug(error: Exception, settings: Settings) -> int:
     """Tell the user in one line (secrets masked) where the details of a bug are; status 1."""
-    from bot.config.logs import SecretFilter, one_line, write_details
+    from bot.config.logs import SecretFilter, write_details
+    from bot.config.text import one_line
 
     path = write_details(settings, error)
     said = SecretFilter(settings.secrets()).scrub(one_line(str(error)))

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 
 from bot.app import Services
 from bot.chat.gateway import Gateway
-from bot.cli.banner import announce, general_lines
 from bot.cli.main import version
+from bot.config.banner import announce, general_lines
 from bot.config.logs import setup_logging
 from bot.config.settings import Settings
 from bot.reminders.timer import schedule_briefing
@@ -39,7 +39,8 @@ def _entry(module: str, name: str) -> Callable[..., Awaitable[None]]:
 async def serve(settings: Settings) -> int:
     """Build the services, recover, then run the adapters until they stop."""
     services = Services.from_settings(settings)
-    for line in general_lines(settings, services.models, version()):
+    for line in general_lines(settings, (services.models.small.name, services.models.big.name),
+                               version()):
         announce(line)
     gateway = Gateway(services)
     await gateway.start()

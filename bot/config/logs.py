@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bot.config.settings import Settings
+from bot.config.text import one_line
 
 QUIET = ("httpx", "httpx2", "httpcore", "telegram.ext", "discord.gateway", "discord.http",
          "aiohttp.access")
@@ -80,12 +81,6 @@ class OneLineFormatter(logging.Formatter):
         elif record.exc_text:
             text += f" (details in {self.details})"
         return text
-
-
-def one_line(text: str, limit: int = 200) -> str:
-    """``text`` squeezed to one short line."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 
 def write_details(settings: Settings, error: BaseException) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import time
 from pathlib import Path
 
 from bot.config import values
@@ -16,7 +17,7 @@ from bot.config import values
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting of design §5, with the embedded defaults."""
+    """Every setting, with the embedded defaults."""
 
     home: Path
     graph_workflows: bool = True
@@ -31,7 +32,7 @@ class Settings:
     trace_days: float = 30.0  # days of JSONL traces kept
     notify: str | None = None
     dashboard_port: int | None = None
-    brief_at: str | None = None
+    brief_at: time | None = None  # FRONTDESK_BRIEF_AT, parsed here once
     remind_before: float | None = None  # minutes before an event its notice is sent
     draft_max_words: int = 300
     anthropic_api_key: str | None = field(default=None, repr=False)
@@ -46,13 +47,13 @@ class Settings:
     discord_base_url: str | None = None
     discord_owner_id: str | None = None
     discord_allowed_users: frozenset[str] = frozenset()
-    # Voice, photos and files (issue 16)
+    # Voice, photos and files
     max_file_mb: float = 20.0  # FRONTDESK_MAX_FILE_MB: the largest attachment fetched
     telegram_base_file_url: str | None = None  # TELEGRAM_BASE_FILE_URL (PTB's base_file_url)
     transcribe_model: str = "whisper-1"  # FRONTDESK_TRANSCRIBE_MODEL
     transcribe_base_url: str | None = None  # FRONTDESK_TRANSCRIBE_BASE_URL
 
-    # issue 19: pairing, log level
+    # pairing, log level
     pairing: str = "off"  # FRONTDESK_PAIRING: "ask" (a stranger's message asks the owner)
     log_level: str = "WARNING"
 
@@ -172,7 +173,7 @@ def check_read_elsewhere(get: Callable[[str], str | None]) -> None:
 
 
 def choose_provider(env: Mapping[str, str]) -> str:
-    """Design §3: explicit choice, else anthropic with a key, else openai, else offline."""
+    """Explicit choice, else anthropic with a key, else openai, else offline."""
     explicit = (env.get("FRONTDESK_MODEL_PROVIDER") or "").strip().lower()
     if explicit:
         if explicit not in {"anthropic", "openai", "offline"}:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from datetime import time
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -156,10 +157,14 @@ def time_zone(name: str, raw: str | None) -> str | None:
     return text
 
 
-def clock_time(name: str, raw: str | None) -> str | None:
-    """A time of day as HH:MM (24-hour)."""
-    return _matching(name, raw, _HH_MM, "is not a time of day: expected HH:MM on a 24-hour "
+def clock_time(name: str, raw: str | None) -> time | None:
+    """A time of day written HH:MM (24-hour)."""
+    text = _matching(name, raw, _HH_MM, "is not a time of day: expected HH:MM on a 24-hour "
                                         "clock, e.g. 07:30")
+    if text is None:
+        return None
+    hours, minutes = text.split(":")
+    return time(int(hours), int(minutes))
 
 
 def writable_dir(name: str, path: Path) -> None:

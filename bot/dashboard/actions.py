@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
-from bot.models.costs import CostLedger
+from bot.models.costs import SpendLog
 
 
 async def answer_wait(gateway: Gateway, run_id: str, option: str) -> tuple[bool, str]:
@@ -37,7 +37,7 @@ async def answer_wait(gateway: Gateway, run_id: str, option: str) -> tuple[bool,
 
 def spend_reader(settings: Settings) -> Callable[[], dict[str, Any]]:
     """A function giving ``{"day", "spent_usd", "budget_usd"}`` (its own connection)."""
-    ledger = CostLedger.open(settings)
+    ledger = SpendLog.open(settings)
 
     def spend() -> dict[str, Any]:
         return {"day": ledger.today(), "spent_usd": round(ledger.spent(), 6),

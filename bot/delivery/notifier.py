@@ -20,15 +20,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import re
 import sqlite3
 import time
-import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from bot.adapters.base import escape_markdown
 from bot.config.settings import Settings
+from bot.config.text import clean, one_name
 from bot.delivery.outbox import Outbox
 from bot.tools.registry import Caller
 from sqlitedb import migrate, transaction
@@ -37,29 +36,10 @@ log = logging.getLogger(__name__)
 PLATFORMS = ("telegram", "discord")
 LIMIT = 5  # notices per person ...
 WINDOW_S = 3600.0  # ... in any hour
-NAME_CHARS = 64  # a name longer than this is cut: it is a label, not a message
 SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 20, 1000  # what one summary quotes at most
 SENT = "I've passed your message on to the owner right away; they'll get back to you."
 HELD = ("I've passed your message on to the owner. You have sent several this hour, so it "
         "reaches them together with the others within the hour.")
-
-# Line breaks other than \n, and the controls that reorder what is shown (bidi overrides).
-_BREAKS = re.compile("\r\n|[\r\u2028\u2029\x85\x0b\x0c]")
-_HIDDEN = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def clean(text: str) -> str:
-    """Someone else's text with one kind of line break and no invisible controls."""
-    text = _HIDDEN.sub("", _BREAKS.sub("\n", text))
-    return "".join(ch for ch in text
-                   if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cs"))
-
-
-def one_line(text: str, limit: int = NAME_CHARS) -> str:
-    """A name as one short line: whitespace runs become one space."""
-    line = " ".join(clean(text).split())
-    return line if len(line) <= limit else line[:limit - 1] + "…"
-
 
 @dataclass(frozen=True)
 class Theirs:
@@ -77,7 +57,7 @@ class Notice:
 
     def markdown(self) -> str:
         """For the chat platforms: a bold header, the quotes as escaped ``> `` lines."""
-        head = "".join(part if isinstance(part, str) else escape_markdown(one_line(part.text))
+        head = "".join(part if isinstance(part, str) else escape_markdown(one_name(part.text))
                        for part in self.header)
         blocks = ["\n".join("> " + escape_markdown(line.rstrip())
                             for line in clean(quote).strip("\n").split("\n"))
@@ -87,7 +67,7 @@ class Notice:
 
     def plain(self) -> str:
         """For a terminal, which shows text as it is: header, then the words."""
-        head = "".join(part if isinstance(part, str) else one_line(part.text)
+        head = "".join(part if isinstance(part, str) else one_name(part.text)
                        for part in self.header)
         return "\n\n".join([f"{head}\n{self.quotes[0]}" if self.quotes else head,
                             *self.quotes[1:]])
@@ -197,7 +177,7 @@ class NoticeLog:
 
 
 class OwnerNotifier:
-    """Reaches the owner with urgent notices on the right platform(s) (design §1), through
+    """Reaches the owner with urgent notices on the right platform(s), through
     the same outbox as every reply, one per message and at most ``LIMIT`` an hour a person."""
 
     def __init__(self, settings: Settings, outbox: Outbox, *, notices: NoticeLog | None = None,

@@ -32,7 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bot.adapters.base import READABLE_KINDS, Attachment, IncomingMessage, escape_markdown
 from bot.config.settings import Settings
-from bot.delivery.notifier import one_line
+from bot.config.text import one_line, one_name
 from bot.media.documents import READABLE, UnreadableDocument, extract_text, is_document
 from bot.media.images import UnreadableImage, prepare_image
 from bot.media.transcription import (
@@ -132,7 +132,7 @@ class Attachments:
         documents: list[str] = []
         failed_transcription: str | None = None
         for index, part in enumerate(msg.attachments):
-            name = show(one_line(part.file_name)) if part.file_name else f"that {part.kind}"
+            name = show(one_name(part.file_name)) if part.file_name else f"that {part.kind}"
             if part.kind not in READABLE_KINDS:
                 done.notes.append(f"I can't take {CANT_TAKE.get(part.kind, CANT_TAKE['other'])}"
                                   " yet, so I skipped it.")
@@ -242,7 +242,7 @@ def _document_block(part: Attachment, data: bytes) -> str:
     """The document's text as the agent reads it, with a line saying what it is."""
     found = extract_text(data, part.file_name, part.mime_type)
     pages = f", {found.pages} page{'s' * (found.pages != 1)}" if found.pages else ""
-    block = [f"[Document {one_line(part.file_name) or '(no name)'} ({found.kind}{pages}), "
+    block = [f"[Document {one_name(part.file_name) or '(no name)'} ({found.kind}{pages}), "
              "its text:]", found.text]
     if found.cut:
         block.append(f"[The text was cut here: the document has {found.total_chars:,} "

@@ -1,6 +1,6 @@
 """Models behind one small interface, in two roles (small, big), from three providers.
 
-``build_models(settings)`` picks the provider of design §3 (``settings.model_provider``) and
+``build_models(settings)`` picks the provider (``settings.model_provider``) and
 returns ``Models(small, big)``. Importing this package imports no SDK: the ``anthropic`` or
 ``openai`` SDK is imported on a model's first call.
 """
@@ -20,7 +20,7 @@ from bot.models.base import (
     ToolSpec,
     Usage,
 )
-from bot.models.costs import CostLedger, load_prices
+from bot.models.costs import SpendLog, load_prices
 from bot.models.guarded import GuardedModel, ProviderClient
 from bot.models.offline import OfflineModel, classify_offline, parse_intent
 from bot.models.openai import OpenAIClient
@@ -53,11 +53,11 @@ DEFAULT_MODELS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_models(settings: Settings, *, ledger: CostLedger | None = None,
+def build_models(settings: Settings, *, spend_log: SpendLog | None = None,
                  policy: RetryPolicy | None = None, timeout: float | None = None) -> Models:
     """The small and big models for the configured provider.
 
-    Every call to a real provider, small or big, reserves its worst case in ``ledger``
+    Every call to a real provider, small or big, reserves its worst case in ``spend_log``
     (opened on the settings' database when not given) against ``settings.daily_budget_usd``
     and settles to its real cost. Each attempt is bounded by ``timeout`` seconds (default
     ``settings.model_timeout``, ``FRONTDESK_MODEL_TIMEOUT``).
@@ -70,7 +70,7 @@ def build_models(settings: Settings, *, ledger: CostLedger | None = None,
     if provider not in {"anthropic", "openai"}:
         return Models(small=OfflineModel(role="small", name=small_name),
                       big=OfflineModel(role="big", name=big_name))
-    ledger = ledger if ledger is not None else CostLedger.open(settings)
+    spend_log = spend_log if spend_log is not None else SpendLog.open(settings)
     prices = load_prices(settings)
 
     def client(name: str) -> ProviderClient:
@@ -81,7 +81,7 @@ def build_models(settings: Settings, *, ledger: CostLedger | None = None,
                             base_url=settings.openai_base_url, timeout=timeout)
 
     def guarded(name: str, role: str) -> GuardedModel:
-        return GuardedModel(client(name), role=role, prices=prices, ledger=ledger,
+        return GuardedModel(client(name), role=role, prices=prices, spend_log=spend_log,
                             budget_usd=settings.daily_budget_usd, policy=policy)
 
     return Models(small=guarded(small_name, "small"), big=guarded(big_name, "big"))

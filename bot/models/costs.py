@@ -1,8 +1,8 @@
-"""What model calls cost: the editable price table and the ledger that enforces the daily budget.
+"""What model calls cost: the editable price table and the spend log that enforces the daily budget.
 
 Prices come from ``config/prices.toml`` (USD per million tokens), overridden by a
 ``prices.toml`` in ``FRONTDESK_HOME`` if there is one. The budget is a hard cap: before a call,
-``CostLedger.reserve`` holds its worst case (a ``costs_holds`` row) in the same SQLite
+``SpendLog.reserve`` holds its worst case (a ``costs_holds`` row) in the same SQLite
 transaction that checks the day's settled costs plus every open hold against the budget, so two
 calls (or two processes) can never both take the last of it; ``settle`` then swaps the hold for
 the call's real cost (a ``costs_calls`` row), and ``release`` drops the hold of a call the
@@ -134,7 +134,7 @@ def load_prices(settings: Settings) -> PriceTable:
     return PriceTable.load([DEFAULT_PRICES, settings.home / "prices.toml"])
 
 
-class CostLedger:
+class SpendLog:
     """Records each call's tokens and cost in SQLite; answers what was spent today."""
 
     def __init__(self, conn: sqlite3.Connection, *, tz: tzinfo | None = None,
@@ -146,13 +146,13 @@ class CostLedger:
         migrate(conn, MIGRATIONS)
 
     @classmethod
-    def open(cls, settings: Settings) -> CostLedger:
-        """A ledger on the settings' database, with days in the owner's time zone."""
+    def open(cls, settings: Settings) -> SpendLog:
+        """A spend log on the settings' database, with days in the owner's time zone."""
         tz = ZoneInfo(settings.timezone) if settings.timezone else None
         return cls(connect(settings.database), tz=tz)
 
     def today(self) -> str:
-        """The ledger's current day, ``YYYY-MM-DD`` (owner's zone, else the machine's)."""
+        """The log's current day, ``YYYY-MM-DD`` (owner's zone, else the machine's)."""
         return datetime.fromtimestamp(self._clock(), tz=self._tz).date().isoformat()
 
     def record(self, *, provider: str, model: str, role: str, purpose: str | None,

@@ -2,7 +2,7 @@
 
 ``GuardedModel`` is what ``build_models`` hands out for the anthropic and openai providers.
 The provider client makes one request; this class decides everything around it. Each attempt
-first reserves its worst case in the cost ledger (``bot.models.costs``): input tokens bounded from
+first reserves its worst case in the spend log (``bot.models.costs``): input tokens bounded from
 the request's bytes, plus ``max_tokens``, at the configured prices. A reservation that does not
 fit the daily budget refuses the call: the offline assistant answers, says why, and the reply
 carries ``refused`` so a workflow stops instead of keeping it.
@@ -27,7 +27,7 @@ from bot.models.base import (
     emit,
     resolve_observer,
 )
-from bot.models.costs import CostLedger, OverBudget, PriceTable
+from bot.models.costs import OverBudget, PriceTable, SpendLog
 from bot.models.offline import OfflineModel
 from bot.models.retry import MODEL_RETRY, ProviderFailure, Sleep, call_with_retry
 from bot.models.vision import (
@@ -94,7 +94,7 @@ class GuardedModel:
     """A ``Model``: the client's call with the budget, retry, fallback and cost rules around it."""
 
     def __init__(self, client: ProviderClient, *, role: str, prices: PriceTable,
-                 ledger: CostLedger | None = None, budget_usd: float | None = None,
+                 spend_log: SpendLog | None = None, budget_usd: float | None = None,
                  policy: RetryPolicy | None = None, sleep: Sleep = asyncio.sleep,
                  down_for_s: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.provider = client.provider
@@ -102,7 +102,7 @@ class GuardedModel:
         self.role = role
         self.client = client
         self._prices = prices
-        self._ledger = ledger
+        self._spend_log = spend_log
         self._budget = budget_usd
         self._policy = policy or MODEL_RETRY
         self._sleep = sleep
@@ -178,9 +178,9 @@ class GuardedModel:
                        max_tokens: int, purpose: str | None, input_bound: int) -> Reply:
         """One request: hold its worst case, bound its time, settle to its real cost."""
         hold = None
-        if self._ledger is not None:
+        if self._spend_log is not None:
             worst = self._prices.cost(self.name, input_bound, max_tokens)
-            hold = self._ledger.reserve(usd=worst, budget_usd=self._budget,
+            hold = self._spend_log.reserve(usd=worst, budget_usd=self._budget,
                                         provider=self.provider, model=self.name,
                                         role=self.role, purpose=purpose)
         try:
@@ -191,13 +191,13 @@ class GuardedModel:
             raise ProviderFailure(f"The {self.client.label} API timed out.", transient=True,
                                   timed_out=True) from None
         except ProviderFailure as failure:
-            if hold is not None and self._ledger is not None and not failure.maybe_billed:
-                self._ledger.release(hold)  # answered with an error, or never reached: free
+            if hold is not None and self._spend_log is not None and not failure.maybe_billed:
+                self._spend_log.release(hold)  # answered with an error, or never reached: free
             raise
         reply.cost_usd = self._prices.cost(reply.model, reply.usage.input_tokens,
                                            reply.usage.output_tokens)
-        if hold is not None and self._ledger is not None:
-            self._ledger.settle(hold, provider=self.provider, model=reply.model, role=self.role,
+        if hold is not None and self._spend_log is not None:
+            self._spend_log.settle(hold, provider=self.provider, model=reply.model, role=self.role,
                                 purpose=purpose, input_tokens=reply.usage.input_tokens,
                                 output_tokens=reply.usage.output_tokens,
                                 cost_usd=reply.cost_usd)

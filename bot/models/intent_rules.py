@@ -1,4 +1,4 @@
-"""The offline router's intent rules (design §3): pattern tables per intent, read top to bottom.
+"""The offline router's intent rules: pattern tables per intent, read top to bottom.
 
 ``intent_of(text)`` applies them, first that fits:
 
@@ -64,7 +64,7 @@ DOWN = (r"(?:is down|are down|went down|'s down|ist down|down|not responding|fai
 
 # Urgent: needs the owner now. Keywords first, then emergencies told without them.
 URGENT: tuple[re.Pattern[str], ...] = (
-    # the words (design §3) in seven languages
+    # the words in seven languages
     _rx(r"urgen\w*", r"asap", r"emergen\w*", r"immediat\w*", r"imediat\w*", r"inmediat\w*",
         r"right now", r"dringend\w*", r"sofort", r"notfall\w*", r"tout de suite",
         r"ahora mismo", r"subito", r"agora mesmo", r"nu meteen", r"spoed\w*", r"noodgeval\w*"),

@@ -1,4 +1,4 @@
-"""The offline provider (design §3): deterministic rules standing in for a model, labelled offline.
+"""The offline provider: deterministic rules standing in for a model, labelled offline.
 
 It is the embedded default when no key is configured and the fallback when a provider is down.
 Its agent acts through tool calls (``remember``, ``agenda``, ``search_notes``, ``notify_owner``)
@@ -44,7 +44,7 @@ URGENCY = {"urgent": 0.9, "social": 0.1, "question": 0.3, "task": 0.4}
 
 
 def classify_offline(text: str) -> tuple[str, float]:
-    """Design §3's intent rules, first that fits: urgent, social, question, else task.
+    """The intent rules, first that fits: urgent, social, question, else task.
 
     The rules are the pattern tables of ``bot.models.intent_rules``."""
     intent = intent_of(text)

@@ -19,7 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
-from bot.reminders.store import local_label
+
+def local_label(moment: datetime) -> str:
+    """'Tue 1 Dec at 17:00'."""
+    return f"{moment:%a} {moment.day} {moment:%b} at {moment:%H:%M}"
+
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 BYDAY = {day: day[:2].upper() for day in WEEKDAYS}

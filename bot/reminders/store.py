@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 from dateutil.rrule import rrulestr
 
+from bot.models.reminder_phrases import local_label
 from sqlitedb import Migration, migrate, transaction
 
 MAX_PENDING = 100  # per person
@@ -99,11 +100,6 @@ class Reminder:
 def zone_name(zone: tzinfo) -> str:
     """The IANA name stored with a reminder (``ZoneInfo.key``; else the zone's own name)."""
     return getattr(zone, "key", None) or str(zone)
-
-
-def local_label(moment: datetime) -> str:
-    """'Tue 1 Dec at 17:00'."""
-    return f"{moment:%a} {moment.day} {moment:%b} at {moment:%H:%M}"
 
 
 def check_rrule(rule: str) -> str:

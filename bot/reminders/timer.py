@@ -36,6 +36,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+from datetime import time as TimeOfDay
 from typing import Any
 
 from bot.calendar.ics import Calendar, CalendarError
@@ -45,7 +46,6 @@ from graphs import END, START, Graph, Node
 from graphs.agent_nodes import agent_node
 from graphs.protocols import AgentLoop
 from graphs.runs import Runs
-from graphs.workflows.brief import parse_at
 
 log = logging.getLogger(__name__)
 WORKFLOW = "reminder"
@@ -275,18 +275,17 @@ class Scheduler:
                                             self.deps.zone or calendar.zone, self.clock())
 
 
-def schedule_briefing(reminders: Reminders, at: str | None, zone: tzinfo,
+def schedule_briefing(reminders: Reminders, at: TimeOfDay | None, zone: tzinfo,
                       platform: str) -> Reminder | None:
     """FRONTDESK_BRIEF_AT as the owner's daily task, from its next occurrence; a task of an
     earlier value is cancelled, and with the setting unset, every one. One the owner cancelled
     stays cancelled while the value is the same."""
-    source = BRIEF_SOURCE + at if at else None
+    source = BRIEF_SOURCE + at.strftime("%H:%M") if at else None
     reminders.cancel_sources(BRIEF_SOURCE, keep=source)
     if at is None or source is None:
         return None
-    hours, minutes = parse_at(at)
     now = datetime.fromtimestamp(reminders.clock(), zone)
-    first = now.replace(hour=hours, minute=minutes, second=0, microsecond=0)
+    first = now.replace(hour=at.hour, minute=at.minute, second=0, microsecond=0)
     return reminders.add("owner", platform, "", "the morning briefing", first, zone=zone,
                          rrule="FREQ=DAILY", kind="brief", source=source)
 

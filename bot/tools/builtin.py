@@ -1,10 +1,10 @@
-"""The assistant's tools — remember, search_notes, agenda, notify_owner, set_reminder — bound
+"""The assistant's tools — remember, search_notes, agenda, notify_owner — bound
 to services.
 
 Each tool acts only within the caller's scope: notes are read and written under the caller's
 own scope (the owner's are "owner"), and anyone but the owner sees the calendar as free/busy
 only. ``notify_owner`` is the one tool that reaches someone else, and it only reaches the owner.
-``set_reminder`` sets a reminder in the caller's own chat and scope (``bot.reminders.store``).
+``set_reminder`` lives with the reminders (``bot.reminders.tool``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, tzinfo
 
 from bot.calendar.ics import AgendaResult, Calendar, CalendarError, Event
-from bot.models.reminder_phrases import WhenUnclear, resolve_when
-from bot.reminders.store import ReminderError, Reminders, local_label
 from bot.tools.registry import Caller, ToolRegistry
 from memory.notes import Memory, NoteTooLarge
 
@@ -120,38 +118,6 @@ def build_tools(memory: Memory, calendar: Calendar | None, notify: OwnerNotifier
     registry.register(agenda)
     registry.register(notify_owner)
     return registry
-
-
-def reminder_tool(reminders: Reminders, zone: Callable[[], tzinfo]
-                  ) -> Callable[..., Awaitable[str]]:
-    """The set_reminder tool: in the caller's chat and scope; prompt tasks for the owner only."""
-
-    async def set_reminder(when: str, text: str, caller: Caller, rrule: str | None = None,
-                           run_prompt: bool = False) -> str:
-        """Set a reminder in this chat, or with rrule a recurring one.
-
-        Args:
-            when: ISO 8601 in the owner's zone, e.g. 2025-12-01T17:00 (the first one if it repeats).
-            text: what to remind of, e.g. "call Ann".
-            rrule: optional iCalendar RRULE to repeat it, e.g. FREQ=WEEKLY;BYDAY=MO.
-            run_prompt: owner only: each time, carry the text out as a request instead.
-        """
-        owner_zone = zone()
-        try:
-            now = datetime.fromtimestamp(reminders.clock(), owner_zone)
-            moment = resolve_when(when, owner_zone, now, recurring=bool(rrule))
-            reminder = reminders.add(
-                caller.scope, caller.platform, caller.chat_id, text, moment, zone=owner_zone,
-                rrule=rrule, kind="prompt" if run_prompt and caller.is_owner else "text",
-                source=f"tool:{caller.effect_key}" if caller.effect_key else None)
-        except (WhenUnclear, ReminderError) as unclear:
-            return str(unclear)
-        what = "I'll do this" if reminder.kind == "prompt" else "I'll remind you"
-        repeats = f", then again by the rule {reminder.rrule}" if reminder.rrule else ""
-        return (f"{what} on {local_label(reminder.due)}{repeats}: {reminder.text} "
-                f"(reminder {reminder.id}).")
-
-    return set_reminder
 
 
 def build_writing_tools(memory: Memory) -> ToolRegistry:

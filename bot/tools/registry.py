@@ -2,7 +2,7 @@
 
 A tool is a function with type hints and a docstring; its JSON schema is derived from them. A
 parameter named ``caller`` receives the ``Caller`` and stays out of the schema, so a tool can
-keep each person in their own scope. Design §3's policy: the owner may use every tool; anyone
+keep each person in their own scope. The policy: the owner may use every tool; anyone
 else only the tools not marked ``owner_only``. Refusals, unknown tools, bad arguments and a
 tool's own exceptions all come back as text (an observation for the model), never as a raise.
 

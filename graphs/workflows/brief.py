@@ -8,8 +8,7 @@ owner (``ask``:
 Approve / Revise / Discard — Revise asks what should change, rewrites, and asks again); on
 approval it is sent and saved as a note. A refused model call (the daily budget) stops the
 run with a sentence saying so: no briefing is made of it. The schedule (every day at
-``FRONTDESK_BRIEF_AT``) is a recurring task of the reminder timer (``bot.reminders.timer``);
-``parse_at`` reads the setting.
+``FRONTDESK_BRIEF_AT``) is a recurring task of the reminder timer (``bot.reminders.timer``).
 
 Usage::
 
@@ -218,13 +217,3 @@ def build(deps: BriefDeps) -> Workflow:
                 "note_id": note_id}
 
     return brief
-
-
-# -- the setting of the daily schedule -------------------------------------------------------
-
-def parse_at(at: str) -> tuple[int, int]:
-    """'07:30' -> (7, 30); a ValueError that says the expected form otherwise."""
-    hours, _, minutes = at.strip().partition(":")
-    if not (hours.isdigit() and minutes.isdigit() and int(hours) < 24 and int(minutes) < 60):
-        raise ValueError(f"FRONTDESK_BRIEF_AT={at!r}: expected HH:MM, e.g. 07:30")
-    return int(hours), int(minutes)

@@ -1,5 +1,5 @@
 """Content: draft a piece from the owner's brief, check it three ways at once, revise in a
-bounded loop, and let the owner decide (design §1, "Content workflow").
+bounded loop, and let the owner decide.
 
 ``draft`` writes; ``check_tone`` (small model), ``check_facts`` (agent with the memory search
 tool only) and ``check_length`` (pure function) run in parallel; ``aggregate`` takes the lowest

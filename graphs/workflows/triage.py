@@ -1,4 +1,4 @@
-"""Triage: decide, fast and in parallel, what one incoming message needs (design §1).
+"""Triage: decide, fast and in parallel, what one incoming message needs.
 
 ``classify_intent`` (small model) and ``check_calendar`` run at the same time; ``gather``
 waits for both and picks the route; then exactly one of ``quick_reply`` (small model),

@@ -1,4 +1,4 @@
-"""`frontdesk agenda` from the outside: the JSON contract of design §5, stderr, defaults."""
+"""`frontdesk agenda` from the outside: the JSON contract, stderr, defaults."""
 
 from __future__ import annotations
 

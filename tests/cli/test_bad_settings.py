@@ -1,12 +1,13 @@
 """A bad setting stops `frontdesk` with exit status 2 and one line naming the variable, the
 value (never a secret's) and what is expected; a bug shows one line and a log file, never a
-traceback (issue 19)."""
+traceback."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from datetime import time
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,7 @@ def test_good_values_are_parsed() -> None:
         "FRONTDESK_DASHBOARD_PORT": "8765", "TELEGRAM_ALLOWED_USERS": " 43, 44 ,",
         "DISCORD_OWNER_ID": "123456789012345678", "FRONTDESK_LOG_LEVEL": "info"})
     assert (settings.timezone, settings.brief_at, settings.notify) == (
-        "Europe/Berlin", "07:30", "all")
+        "Europe/Berlin", time(7, 30), "all")
     assert settings.pairing == "ask" and settings.graph_workflows is False
     assert settings.daily_budget_usd == 2.5 and settings.dashboard_port == 8765
     assert settings.telegram_allowed_users == {"43", "44"}

@@ -1,4 +1,4 @@
-"""`frontdesk doctor [--json]` against the loopback fakes (issue 19): one line per check, ok or
+"""`frontdesk doctor [--json]` against the loopback fakes: one line per check, ok or
 the problem and its fix; exit 0 when all are ok, 1 otherwise."""
 
 from __future__ import annotations

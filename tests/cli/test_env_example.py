@@ -1,5 +1,5 @@
-"""config/.env.example lists every variable the code reads, and stays valid settings
-(issue 19): a newcomer who copies it gets a file every command accepts."""
+"""config/.env.example lists every variable the code reads, and stays valid settings:
+a newcomer who copies it gets a file every command accepts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`frontdesk setup` on a pseudo-terminal against the fakes (issue 19): tokens checked with the
+"""`frontdesk setup` on a pseudo-terminal against the fakes: tokens checked with the
 platform at once, the owner's id read from their first message, a model key checked with one
 call, bad answers asked again, `.env` written 0600 with other values kept, no secret echoed."""
 

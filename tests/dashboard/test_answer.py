@@ -1,4 +1,4 @@
-"""The dashboard inside `frontdesk run` (issue 19): who wrote each run and their first words,
+"""The dashboard inside `frontdesk run`: who wrote each run and their first words,
 today's spend against the daily budget, and the owner answering a waiting approval with a
 POST that needs the CSRF token the page was given (and this host's Origin)."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from bot.dashboard.actions import answer_wait, spend_reader
 from bot.dashboard.server import DashboardData, start_dashboard
-from bot.models.costs import CostLedger
+from bot.models.costs import SpendLog
 from graphs.runs import RunStore
 from tests.dashboard.cdp import Chromium
 from tests.dashboard.conftest import Desk, Site
@@ -43,7 +43,7 @@ async def post(site: Site, run_id: str, body: object, headers: dict[str, str]) -
 
 
 async def test_the_list_says_who_wrote_what_and_today_s_spend(live: Site) -> None:
-    CostLedger.open(live.desk.services.settings).record(
+    SpendLog.open(live.desk.services.settings).record(
         provider="openai", model="gpt-4.1", role="big", purpose=None, input_tokens=10,
         output_tokens=10, cost_usd=0.75)
     await live.desk.social("hello there, how are you today?")

@@ -1,4 +1,4 @@
-"""Pairing end to end on Discord (issue 19), and the start-up banner: `frontdesk run` against
+"""Pairing end to end on Discord, and the start-up banner: `frontdesk run` against
 the fake Discord, a stranger's DM, the owner's Allow pressed after a SIGKILL and a restart."""
 
 from __future__ import annotations

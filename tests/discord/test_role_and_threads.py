@@ -1,5 +1,5 @@
 """On a server, a mention of the bot's managed role counts as a mention of the bot, and a
-mention in a thread is answered in that thread (issue 19); `frontdesk run` against the fake."""
+mention in a thread is answered in that thread; `frontdesk run` against the fake."""
 
 from __future__ import annotations
 

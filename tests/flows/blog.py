@@ -1,4 +1,4 @@
-"""The blog workflow of issue 14, as written there, and a fake model that plays its agents.
+"""The blog workflow, as first specified, and a fake model that plays its agents.
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""The blog workflow of issue 14 as written: fan-out, a pipeline with per-section approvals,
+"""The blog workflow as first specified: fan-out, a pipeline with per-section approvals,
 restarts between answers, a SIGKILL midway; typed replay of generic dataclasses."""
 
 from __future__ import annotations

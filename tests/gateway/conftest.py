@@ -73,7 +73,7 @@ class Gate:
 class PurposeModel(FakeModel):
     """A FakeModel that answers by purpose when nothing is queued.
 
-    ``classify``: the offline rules as the JSON of design §3; ``quick_reply``: ``quick: TEXT``;
+    ``classify``: the offline rules as the JSON; ``quick_reply``: ``quick: TEXT``;
     anything else: ``agent: TEXT``. Replies ``enqueue``d by a test still come first.
     """
 

@@ -1,4 +1,4 @@
-"""The console on a real (pseudo-)terminal (issue 19): readline's history brings back the last
+"""The console on a real (pseudo-)terminal: readline's history brings back the last
 line with the up arrow, Ctrl-C leaves at once with exit 0 and no traceback, the history is
 kept for next time."""
 

@@ -1,4 +1,4 @@
-"""A message's deadline (FRONTDESK_ANSWER_DEADLINE): a hung model never holds a chat (issue 15)."""
+"""A message's deadline (FRONTDESK_ANSWER_DEADLINE): a hung model never holds a chat."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Owner notices (issue 20, item 2): what a guest writes reaches the owner as plain quoted text,
+"""Owner notices: what a guest writes reaches the owner as plain quoted text,
 one notice per message, five an hour a person, and the rest in one summary when a slot opens.
 
 Real clients against the loopback fakes (python-telegram-bot's ``Bot`` in the Telegram
@@ -23,7 +23,8 @@ from bot.adapters.discord.adapter import DiscordAdapter, DiscordTuning
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import Services
 from bot.chat.gateway import Gateway
-from bot.delivery.notifier import HELD, SENT, WINDOW_S, OwnerNotifier, one_line
+from bot.config.text import one_name
+from bot.delivery.notifier import HELD, SENT, WINDOW_S, OwnerNotifier
 from bot.models import Models
 from bot.tools.registry import Caller
 from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake
@@ -118,7 +119,7 @@ async def test_a_guests_markup_reaches_the_telegram_owner_as_plain_quoted_text(
     tg.attach(services)
     assert await services.notifier.notify(guest("m1", NAME), TEXT) == SENT
     [notice] = tg.notices()
-    header = f"Urgent message from {one_line(NAME)} (telegram:{GUEST}) on telegram:"
+    header = f"Urgent message from {one_name(NAME)} (telegram:{GUEST}) on telegram:"
     assert notice.parse_mode == "HTML" and notice.text == f"{header}\n{TEXT}"
     # Frontdesk's header is the one bold span; every word of the guest's is in the quote.
     assert sorted(e["type"] for e in notice.entities) == ["blockquote", "bold"]
@@ -168,8 +169,8 @@ async def test_a_guests_markup_reaches_the_discord_owner_as_plain_quoted_text(
         await adapter.close()
         await asyncio.gather(running, return_exceptions=True)
     head, *quoted = notice["content"].split("\n")
-    header = f"Urgent message from {one_line(NAME)} (discord:42) on discord:"
-    name = escape_markdown(one_line(NAME))
+    header = f"Urgent message from {one_name(NAME)} (discord:42) on discord:"
+    name = escape_markdown(one_name(NAME))
     assert head == f"**Urgent message from {name} (discord:42) on discord:**"
     assert discord_markup(head) == ["*", "*", "*", "*"]  # Frontdesk's own bold, nothing else
     assert discord_visible(head) == f"**{header}**"

@@ -1,4 +1,4 @@
-"""Pairing at the gateway (issue 19): a stranger asks the owner once; Allow answers their
+"""Pairing at the gateway: a stranger asks the owner once; Allow answers their
 waiting message and lets them in for good, Block keeps them refused; never a model call for a
 stranger; a press after a restart still works; the terminal names the stranger once."""
 

@@ -1,4 +1,4 @@
-"""A crash between a button press and its reply: the outcome is still sent, once (issue 15)."""
+"""A crash between a button press and its reply: the outcome is still sent, once."""
 
 from __future__ import annotations
 

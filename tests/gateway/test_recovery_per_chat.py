@@ -1,5 +1,5 @@
 """A restart with a backlog: chats recover at once, each in order, new messages wait only for
-their own chat (issue 15, fault 5)."""
+their own chat."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.models.anthropic import AnthropicClient
-from bot.models.costs import CostLedger, Price, PriceTable
+from bot.models.costs import Price, PriceTable, SpendLog
 from bot.models.guarded import GuardedModel
 from bot.models.openai import OpenAIClient
 from bot.tools.registry import Caller, ToolRegistry
@@ -78,15 +78,15 @@ def db(tmp_path: Path) -> Iterator[sqlite3.Connection]:
 
 
 @pytest.fixture
-def ledger(db: sqlite3.Connection) -> CostLedger:
-    return CostLedger(db)
+def ledger(db: sqlite3.Connection) -> SpendLog:
+    return SpendLog(db)
 
 
 def guarded(client: OpenAIClient | AnthropicClient, sleeps: SleepRecorder, *,
-            role: str = "small", attempts: int = 3, ledger: CostLedger | None = None,
+            role: str = "small", attempts: int = 3, ledger: SpendLog | None = None,
             budget: float | None = None) -> GuardedModel:
     """A provider client behind our guard, with the recorded sleep and the test prices."""
-    return GuardedModel(client, role=role, prices=PRICES, ledger=ledger, budget_usd=budget,
+    return GuardedModel(client, role=role, prices=PRICES, spend_log=ledger, budget_usd=budget,
                         policy=RetryPolicy(max_attempts=attempts, delay=0.5, max_delay=8.0),
                         sleep=sleeps)
 

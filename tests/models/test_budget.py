@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.models.base import Message, ToolSpec
-from bot.models.costs import CostLedger
+from bot.models.costs import SpendLog
 from bot.models.guarded import input_token_bound
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer, error_reply, hung_reply
@@ -26,7 +26,7 @@ def spent_at_the_provider(server: FakeOpenAIServer) -> float:
 async def test_forty_calls_at_once_spend_at_most_the_budget(
         sleeps: SleepRecorder, tmp_path: Path) -> None:
     # two ledgers on two connections to one file: the hold is in the database, not in memory
-    ledgers = [CostLedger(connect(tmp_path / "frontdesk.db")) for _ in range(2)]
+    ledgers = [SpendLog(connect(tmp_path / "frontdesk.db")) for _ in range(2)]
     async with FakeOpenAIServer(bill_in_full=True) as server:
         models = [openai_model(server, sleeps, role=role, name="gpt-4.1", ledger=ledger,
                                budget=BUDGET)
@@ -49,7 +49,7 @@ async def test_forty_calls_at_once_spend_at_most_the_budget(
 
 
 async def test_a_call_the_provider_refused_frees_its_hold_and_a_time_out_keeps_it(
-        openai_server: FakeOpenAIServer, sleeps: SleepRecorder, ledger: CostLedger) -> None:
+        openai_server: FakeOpenAIServer, sleeps: SleepRecorder, ledger: SpendLog) -> None:
     openai_server.enqueue(error_reply(400), hung_reply())
     model = openai_model(openai_server, sleeps, name="gpt-4.1", ledger=ledger, budget=1.0,
                          attempts=1, timeout=0.3)

@@ -11,7 +11,7 @@ import pytest
 
 from bot.config.settings import Settings
 from bot.models import GuardedModel, OfflineModel, build_models
-from bot.models.costs import DEFAULT_PRICES, CostLedger, PriceTable, PriceTableError, load_prices
+from bot.models.costs import DEFAULT_PRICES, PriceTable, PriceTableError, SpendLog, load_prices
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
 from tests.models.conftest import Events, SleepRecorder, openai_model
@@ -43,12 +43,12 @@ def test_a_broken_price_entry_names_the_file_and_model(tmp_path: Path) -> None:
 
 def test_ledger_persists_per_day_in_the_database(tmp_path: Path) -> None:
     now = [1_750_000_000.0]
-    ledger = CostLedger(connect(tmp_path / "f.db"), clock=lambda: now[0])
+    ledger = SpendLog(connect(tmp_path / "f.db"), clock=lambda: now[0])
     ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
                   input_tokens=100, output_tokens=10, cost_usd=0.25)
     ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
                   input_tokens=50, output_tokens=5, cost_usd=0.5)
-    reopened = CostLedger(connect(tmp_path / "f.db"), clock=lambda: now[0])
+    reopened = SpendLog(connect(tmp_path / "f.db"), clock=lambda: now[0])
     assert reopened.spent() == pytest.approx(0.75)
     [(provider, model, calls, tokens_in, tokens_out, usd)] = reopened.by_model()
     assert (provider, model, calls, tokens_in, tokens_out) == ("openai", "gpt-4.1", 2, 150, 15)
@@ -59,7 +59,7 @@ def test_ledger_persists_per_day_in_the_database(tmp_path: Path) -> None:
 
 async def test_past_the_budget_every_call_gets_the_offline_answer_saying_why(
         openai_server: FakeOpenAIServer, sleeps: SleepRecorder, events: Events,
-        ledger: CostLedger) -> None:
+        ledger: SpendLog) -> None:
     openai_server.enqueue(text_reply("big answer", model="gpt-4.1", prompt_tokens=100_000,
                                      completion_tokens=0))
     big = openai_model(openai_server, sleeps, role="big", name="gpt-4.1", ledger=ledger,

@@ -1,4 +1,4 @@
-"""The offline provider's rules (design §3): intents, quick replies, an agent that uses tools."""
+"""The offline provider's rules: intents, quick replies, an agent that uses tools."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from tests.models.conftest import GUEST, OWNER, Events, contract_tools
     ("Book a table for two at 8", "task"),
     ("thanks, and please send the invoice to Bob", "task"),
     ("", "task"),
-    # issue 20: plain phrasing the first rules missed
+    # plain phrasing the first rules missed
     ("Thank you, that helped", "social"),
     ("bye, talk later", "social"),
     ("ok cool", "social"),

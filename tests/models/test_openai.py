@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bot.models import ModelError, parse_intent
-from bot.models.costs import CostLedger
+from bot.models.costs import SpendLog
 from bot.tools.loop import run_loop
 from tests.fakes.openai_server import FakeOpenAIServer, error_reply, text_reply, tool_call_reply
 from tests.fakes.scripted_server import ScriptedReply
@@ -16,7 +16,7 @@ from tests.models.conftest import KEY, OWNER, Events, SleepRecorder, contract_to
 
 async def test_plain_reply_normalised_with_usage_cost_and_event(
         openai_server: FakeOpenAIServer, sleeps: SleepRecorder, events: Events,
-        ledger: CostLedger) -> None:
+        ledger: SpendLog) -> None:
     openai_server.enqueue(text_reply("Hello there", prompt_tokens=1000, completion_tokens=500))
     model = openai_model(openai_server, sleeps, ledger=ledger)
     reply = await model.complete(

@@ -3,6 +3,8 @@ changed or unset follow."""
 
 from __future__ import annotations
 
+from datetime import time
+
 from bot.reminders.timer import schedule_briefing
 from tests.gateway.conftest import GUEST, OWNER_CHAT
 from tests.reminders.conftest import ZONE, DeskFactory, berlin
@@ -17,10 +19,10 @@ def briefings(sent: list[str]) -> int:
 async def test_the_briefing_is_a_daily_task_sent_once_a_day_at_its_time(
         make_desk: DeskFactory) -> None:
     desk = await make_desk(EARLY, FRONTDESK_BRIEF_AT="07:30")
-    task = schedule_briefing(desk.services.reminders, "07:30", ZONE, "telegram")
+    task = schedule_briefing(desk.services.reminders, time(7, 30), ZONE, "telegram")
     assert task is not None and task.kind == "brief" and task.rrule == "FREQ=DAILY"
     assert task.due_local == "2025-12-01T07:30:00+01:00"
-    again = schedule_briefing(desk.services.reminders, "07:30", ZONE, "telegram")  # a restart
+    again = schedule_briefing(desk.services.reminders, time(7, 30), ZONE, "telegram")  # a restart
     assert again is not None and again.id == task.id
     assert await desk.services.scheduler.tick() == []  # not yet
     desk.at(berlin(2025, 12, 1, 7, 30))
@@ -35,9 +37,9 @@ async def test_the_briefing_is_a_daily_task_sent_once_a_day_at_its_time(
 async def test_a_briefing_missed_while_down_is_sent_once_at_start(
         make_desk: DeskFactory) -> None:
     desk = await make_desk(EARLY)
-    schedule_briefing(desk.services.reminders, "07:30", ZONE, "telegram")
+    schedule_briefing(desk.services.reminders, time(7, 30), ZONE, "telegram")
     later = await make_desk(berlin(2025, 12, 3, 9, 0))  # down for two days
-    schedule_briefing(later.services.reminders, "07:30", ZONE, "telegram")
+    schedule_briefing(later.services.reminders, time(7, 30), ZONE, "telegram")
     assert len(await later.services.scheduler.tick()) == 1
     assert await later.services.scheduler.tick() == []
     assert briefings(later.adapter.to(OWNER_CHAT)) == 1  # one owed, not one per missed day
@@ -50,19 +52,19 @@ async def test_a_changed_or_unset_setting_replaces_or_cancels_its_task(
         make_desk: DeskFactory) -> None:
     desk = await make_desk(EARLY)
     reminders = desk.services.reminders
-    schedule_briefing(reminders, "07:30", ZONE, "telegram")
-    moved = schedule_briefing(reminders, "08:15", ZONE, "telegram")
+    schedule_briefing(reminders, time(7, 30), ZONE, "telegram")
+    moved = schedule_briefing(reminders, time(8, 15), ZONE, "telegram")
     assert moved is not None and [r.id for r in reminders.pending()] == [moved.id]
     assert moved.due_local == "2025-12-01T08:15:00+01:00"
     assert schedule_briefing(reminders, None, ZONE, "telegram") is None
     assert reminders.pending() == []
-    back = schedule_briefing(reminders, "08:15", ZONE, "telegram")  # cancelled stays so
+    back = schedule_briefing(reminders, time(8, 15), ZONE, "telegram")  # cancelled stays so
     assert back is not None and back.status == "cancelled" and reminders.pending() == []
 
 
 async def test_the_owner_sees_the_briefing_task_in_reminders(make_desk: DeskFactory) -> None:
     desk = await make_desk(EARLY)
-    task = schedule_briefing(desk.services.reminders, "07:30", ZONE, "telegram")
+    task = schedule_briefing(desk.services.reminders, time(7, 30), ZONE, "telegram")
     assert task is not None
     listed = (await desk.send("/reminders")).text
     assert f"{task.id} Mon 1 Dec 07:30 the morning briefing (repeats)" in listed

@@ -1,4 +1,4 @@
-"""The offline phrases of issue 17 parse to the right local times; past or unclear ones ask back."""
+"""The offline reminder phrases parse to the right local times; past or unclear ones ask back."""
 
 from __future__ import annotations
 

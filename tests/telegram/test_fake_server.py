@@ -243,7 +243,7 @@ async def test_threaded_server_can_be_awaited_from_a_test_loop() -> None:
 
 async def test_one_malformed_update_fails_a_whole_get_updates_batch(
         telegram_server: FakeTelegramServer, bot: telegram.Bot) -> None:
-    """Why the adapter should fetch raw updates and parse them one by one (see issue 8)."""
+    """Why the adapter should fetch raw updates and parse them one by one."""
     telegram_server.push_message(OWNER, OWNER, "before")
     telegram_server.push_raw_update({"message": {"text": "no date, no chat"}})
     telegram_server.push_message(OWNER, OWNER, "after")

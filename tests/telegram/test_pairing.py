@@ -1,4 +1,4 @@
-"""Pairing end to end on Telegram (issue 19): `frontdesk run` against the fake Bot API, a
+"""Pairing end to end on Telegram: `frontdesk run` against the fake Bot API, a
 stranger's message, the owner's Allow pressed after a restart, the waiting message answered."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 from bot.models import ModelError
 from bot.models.base import Message, Observer, ToolSpec
 from bot.models.base import Reply as ModelReply
-from bot.models.costs import CostLedger
+from bot.models.costs import SpendLog
 from graphs.workflows.content import aggregate, not_checked
 from graphs.workflows.verdicts import NO_VERDICT
 from sqlitedb import connect
@@ -53,7 +53,7 @@ def assert_stopped_with_nothing_kept(desk: Desk, reply: Any, sentence: str) -> N
 
 async def test_draft_past_the_budget_is_refused_clearly_with_no_draft_or_card(
         tmp_path: Path) -> None:
-    ledger = CostLedger(connect(tmp_path / "frontdesk.db"))
+    ledger = SpendLog(connect(tmp_path / "frontdesk.db"))
     ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
                   input_tokens=0, output_tokens=0, cost_usd=BUDGET)  # the day's budget is spent
     sleeps = SleepRecorder()

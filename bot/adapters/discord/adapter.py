@@ -1,4 +1,4 @@
-"""The Discord adapter: discord.py 2.x between Discord and the gateway (design §1, §5).
+"""The Discord adapter: discord.py 2.x between Discord and the gateway.
 
 It answers direct messages, and on servers only messages that mention the bot or reply to
 one of its messages. Every message goes through ``Gateway.handle`` (whose inbox makes a
@@ -36,7 +36,7 @@ from bot.adapters.discord.base_url import point_discord_at
 from bot.adapters.discord.format import split_reply
 from bot.adapters.discord.ui import ApprovalButton, add_slash_commands, approval_view
 from bot.chat.gateway import Gateway
-from bot.cli.banner import adapter_line, announce
+from bot.config.banner import adapter_line, announce
 from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
 

@@ -27,7 +27,7 @@ from bot.adapters.telegram.intake import Intake
 from bot.adapters.telegram.webhook import WebhookConfig, serve_webhook
 from bot.chat.commands import COMMANDS
 from bot.chat.gateway import Gateway
-from bot.cli.banner import adapter_line, announce
+from bot.config.banner import adapter_line, announce
 from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
 

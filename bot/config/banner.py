@@ -12,7 +12,6 @@ import sys
 from collections.abc import Iterable
 
 from bot.config.settings import Settings
-from bot.models import Models
 
 OWNER_VARS = {"Telegram": "TELEGRAM_OWNER_ID", "Discord": "DISCORD_OWNER_ID"}
 
@@ -22,12 +21,12 @@ def announce(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def general_lines(settings: Settings, models: Models, version: str) -> list[str]:
-    """Frontdesk's own part of the banner."""
+def general_lines(settings: Settings, model_names: tuple[str, str], version: str) -> list[str]:
+    """Frontdesk's own part of the banner (``model_names``: the small and the big model)."""
     if settings.model_provider == "offline":
         model = "offline (no model provider configured: built-in rules and templates)"
     else:
-        model = (f"{settings.model_provider}, small {models.small.name}, big {models.big.name}")
+        model = (f"{settings.model_provider}, small {model_names[0]}, big {model_names[1]}")
     graph = "on (triage graph)" if settings.graph_workflows else "off (plain agent loop)"
     return [f"Frontdesk {version}",
             f"  Models:     {model}",
