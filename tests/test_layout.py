@@ -107,3 +107,73 @@ def test_arrows_point_one_way() -> None:
     assert wrong == []
     assert edges["graphs.engine"] <= {"graphs.graph", "graphs.events"}
     assert edges["graphs.graph"] == set()
+
+
+# Each folder of bot/ and what of bot/ it may import: the floors, top to bottom. ``graphs``,
+# ``memory`` and ``sqlitedb`` lie below all of them. ``adapters.base`` is the adapters'
+# protocol and the platform-neutral message types, the vocabulary every floor speaks.
+BELOW_THE_TOP = {"access", "adapters.base", "calendar", "chat", "config", "delivery", "media",
+                 "models", "reminders", "schema", "tools"}
+FOLDER_MAY_IMPORT: dict[str, set[str]] = {
+    "cli": BELOW_THE_TOP | {"adapters", "app", "dashboard", "setup"},  # the commands
+    "app": BELOW_THE_TOP,  # the one assembler
+    "schema": {"access", "delivery", "models", "reminders"},  # the tables' one registry
+    "setup": {"adapters", "adapters.base", "calendar", "config", "media", "models", "schema",
+              "tools"},
+    "adapters": {"adapters.base", "chat", "config", "delivery", "media"},
+    "dashboard": {"chat", "config", "models"},
+    "chat": {"access", "adapters.base", "calendar", "config", "delivery", "media", "models",
+             "reminders", "tools"},
+    "access": {"adapters.base", "config", "delivery"},
+    "reminders": {"calendar", "config", "models", "tools"},
+    "media": {"adapters.base", "config", "models"},
+    "delivery": {"adapters.base", "config", "tools"},
+    "tools": {"adapters.base", "calendar", "config", "models"},
+    "models": {"config"},
+    "calendar": {"config"},
+    "adapters.base": set(),
+    "config": set(),  # settings, logs, text: imports nothing of bot
+}
+
+
+def folder(module: str) -> str:
+    """``bot.chat.gateway`` -> ``chat``; the adapters' protocol is its own floor."""
+    parts = module.split(".")
+    if parts[0] != "bot" or len(parts) == 1:
+        return parts[0]
+    if parts[1] == "adapters" and parts[2:3] == ["base"]:
+        return "adapters.base"
+    return parts[1]
+
+
+def test_every_folder_imports_only_the_floors_below_it() -> None:
+    wrong = []
+    for src, targets in graph().items():
+        here = folder(src)
+        if not src.startswith("bot.") or here == "bot":
+            continue
+        assert here in FOLDER_MAY_IMPORT, f"{src}: a new folder needs its rule here"
+        allowed = FOLDER_MAY_IMPORT[here]
+        wrong += [f"{src} imports {dst}" for dst in sorted(targets)
+                  if dst.startswith("bot.") and folder(dst) not in {here, "bot", *allowed}]
+    assert wrong == []
+
+
+def test_the_examples_of_the_floors_hold() -> None:
+    folders = {(folder(src), folder(dst)) for src, targets in graph().items()
+               for dst in targets}
+    assert not {pair for pair in folders if pair[0] == "config" and pair[1] != "config"
+                and pair[1] not in ("sqlitedb",)}, "config imports nothing of bot"
+    assert ("delivery", "chat") not in folders
+    assert ("models", "reminders") not in folders
+    assert ("graphs", "bot") not in folders
+
+
+def test_every_table_owner_is_in_the_one_migrations_registry() -> None:
+    from bot.schema import MIGRATIONS_BY_OWNER
+
+    owners = {name for name, path in modules().items()
+              if re.search(r"^MIGRATIONS\b.*=", path.read_text(encoding="utf-8"), re.M)}
+    owners = {"graphs.runs" if name == "graphs.runs.schema" else
+              "memory" if name == "memory.schema" else name for name in owners}
+    assert owners == set(MIGRATIONS_BY_OWNER)

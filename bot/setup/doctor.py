@@ -21,6 +21,7 @@ import httpx
 
 from bot.config.logs import write_details
 from bot.config.settings import Settings
+from bot.schema import known_migrations
 
 TIMEOUT_S = 10.0
 CONTENT_INTENT_FLAGS = (1 << 18) | (1 << 19)  # GATEWAY_MESSAGE_CONTENT (+ _LIMITED)
@@ -80,20 +81,6 @@ async def check_data_dir(ctx: Context) -> list[Result]:
         ctx.settings = None  # the checks after this one would fail the same way
         return [Result("data", False, str(exc), "point FRONTDESK_HOME at a folder you own")]
     return [Result("data", True, f"{ctx.settings.home} is writable")]
-
-
-def known_migrations() -> set[str]:
-    """Every migration this version of Frontdesk knows, from each table's owner module."""
-    from bot.access import people
-    from bot.delivery import ledger as inbox
-    from bot.delivery import notifier
-    from bot.models import costs
-    from bot.reminders import store as reminders
-    from graphs.runs import schema as runs_schema
-    from memory import schema as memory_schema
-
-    modules = (costs, inbox, notifier, people, reminders, runs_schema, memory_schema)
-    return {name for module in modules for name, _ in module.MIGRATIONS}
 
 
 async def check_database(ctx: Context) -> list[Result]:
