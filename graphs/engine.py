@@ -13,25 +13,21 @@ store, each node boundary is recorded with the frontier (ready, waiting, visits)
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.events import NO_ANSWER, RunEvents, node_scope
+from graphs.events import NO_ANSWER, EventKind, RunEvents, describe, new_run_id, node_scope
 from graphs.graph import (
     END,
     START,
     Graph,
     GraphRunError,
     GraphState,
-    Node,
     Observer,
     RunLog,
     RunResult,
     Suspend,
-    is_transient,
 )
 
 __all__ = ["continue_graph", "run_graph"]
@@ -57,14 +53,11 @@ class _Run:
         self.failed: list[str] = []  # nodes whose failure ends the run (no on_error)
         self.blocked: set[str] = set()  # what those nodes reach: never started now
 
-    def record(self, delta: GraphState, node: str | None = None,
-               taken: str | None = None) -> None:
-        """A node boundary: the pending events, what the node wrote and the frontier (with
-        the node's visit count: the counts of the whole run are the last one of each node)."""
-        self.events.record(delta, {"ready": [*self.triggered, *self.running],
-                                   "waiting": {n: w["key"] for n, w in self.waiting.items()},
-                                   "visits": {node: self.visits.get(node, 0)} if node else {}},
-                           taken)
+    def frontier(self, node: str | None = None) -> dict[str, Any]:
+        """What is left to run, with ``node``'s visit count (the counts of the whole run are
+        the last one recorded for each node)."""
+        return self.events.frontier([*self.triggered, *self.running], self.waiting,
+                        {node: self.visits.get(node, 0)} if node else {})
 
     async def go(self) -> RunResult:
         """Start what is ready; when nothing is, wait until a running node has finished."""
@@ -108,17 +101,15 @@ class _Run:
         """Count the visit and announce it; a node over a limit fails without running."""
         del self.triggered[name]
         if name not in self.answers:  # a woken wait continues its visit: not a new one
-            visits, limit = self.visits.get(name, 0) + 1, self.g.nodes[name].max_visits
-            why = (f"max_steps={self.max_steps} reached before {name!r}"
-                   if sum(self.visits.values()) >= self.max_steps
-                   else f"{name!r} exceeded max_visits={limit}" if visits > limit else None)
+            visits = self.visits.get(name, 0) + 1
+            why = self.g.over_limit(name, visits, sum(self.visits.values()), self.max_steps)
             if why is not None:
                 self._finish(name, None, GraphRunError(why), attempt=0, took=0.0)
                 return False
             self.visits[name] = visits
         self.running[name] = self.clock
         if self.events.on:
-            self.events.emit("node_start", node=name, attempt=1)  # stored with the node's end
+            self.events.emit(EventKind.NODE_START, node=name, attempt=1)  # stored at its end
         return True
 
     async def _in_task(self, name: str) -> None:
@@ -140,40 +131,24 @@ class _Run:
             while True:
                 t0 = time.perf_counter()
                 try:
-                    writes = await self._call(node)
+                    writes = await node.invoke(self.state)
                 except Suspend as suspend:
                     return self._park(name, suspend)
                 except Exception as exc:
-                    took, policy = time.perf_counter() - t0, node.retry
-                    if (policy is None or attempt >= policy.max_attempts
-                            or not (policy.retry_on or is_transient)(exc)):
+                    took = time.perf_counter() - t0
+                    delay = None if node.retry is None else node.retry.delay_after(exc, attempt)
+                    if delay is None:
                         return self._finish(name, None, exc, attempt, took)
-                    delay = policy.wait_before(attempt) or 0.0
-                    self.events.emit("node_end", node=name, duration_s=took, wrote=[],
-                                     error=_describe(exc), attempt=attempt, retry_in=delay)
-                    self.events.record()
+                    self.events.retrying(name, took, exc, attempt, delay)
                     await asyncio.sleep(delay)
                     attempt += 1
-                    self.events.emit("node_start", node=name, attempt=attempt)
+                    self.events.emit(EventKind.NODE_START, node=name, attempt=attempt)
                     self.events.record()
                 else:
                     return self._finish(name, writes, None, attempt, time.perf_counter() - t0)
         finally:
             if token is not None:
                 node_scope.reset(token)
-
-    async def _call(self, node: Node) -> GraphState:
-        if node.is_async and node.timeout is None:  # the hot path: nothing to wrap
-            result: Any = await node.fn(self.state)  # type: ignore[misc]
-        else:
-            result = node.fn(self.state) if node.is_async else asyncio.to_thread(
-                node.fn, self.state)
-            async with asyncio.timeout(node.timeout):
-                while inspect.isawaitable(result):
-                    result = await result
-        if result.__class__ is not dict and not isinstance(result, dict | None):
-            raise TypeError(f"node {node.name!r} returned {type(result).__name__}, not a dict")
-        return result or {}
 
     def _finish(self, name: str, writes: GraphState | None, error: Exception | None,
                 attempt: int, took: float) -> None:
@@ -189,7 +164,7 @@ class _Run:
             except Exception as exc:  # a router belongs to its node: so does its failure
                 error = exc
         if error is not None:
-            writes = {**writes, "errors": {**self.state.get("errors", {}), name: _describe(error)}}
+            writes = {**writes, "errors": {**self.state.get("errors", {}), name: describe(error)}}
             self.state["errors"] = writes["errors"]
             on_error = self.g.nodes[name].on_error
             # Once max_steps is used up nothing more may run, on_error targets included.
@@ -203,13 +178,13 @@ class _Run:
             if target != END:
                 self.triggered[target] = None
         if self.events.on:
-            fields = {} if error is None else {"error": _describe(error)}
-            self.events.emit("node_end", node=name, duration_s=took, wrote=list(writes),
+            fields = {} if error is None else {"error": describe(error)}
+            self.events.emit(EventKind.NODE_END, node=name, duration_s=took, wrote=list(writes),
                              attempt=attempt, **fields)
             for target, label in routes:
                 if label is not None:
-                    self.events.emit("route", router=name, target=target, label=label)
-            self.record(writes, name, taken)
+                    self.events.emit(EventKind.ROUTE, router=name, target=target, label=label)
+            self.events.record(writes, self.frontier(name), taken)
 
     def _merge(self, name: str, started: int, writes: GraphState) -> None:
         """Merge writes, refusing a key whose last writer finished while this node ran."""
@@ -232,8 +207,7 @@ class _Run:
         key = f"{name}:{self.visits.get(name, 1)}"
         self.waiting[name] = {"run_id": self.events.run_id, "node": name, "key": key,
                               **suspend.wait}
-        self.events.emit("wait", **self.waiting[name])
-        self.record({}, name, taken)
+        self.events.park(self.waiting[name], self.frontier(name), taken)
 
     def _end(self, error: str | None = None) -> RunResult:
         """Settle the status; report it, with what a failed node kept from running."""
@@ -243,13 +217,8 @@ class _Run:
         if self.events.on:
             blocked = sorted((self.blocked - self.visits.keys()) | self.triggered.keys())
             fields = {"error": error} if error else {"blocked": blocked} if blocked else {}
-            self.events.emit("graph_end", status=self.state.status, **fields)
-            self.events.record()
+            self.events.end(self.state.status, **fields)
         return self.state
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 async def run_graph(graph: Graph, state: GraphState, observer: Observer | None = None,
@@ -258,14 +227,11 @@ async def run_graph(graph: Graph, state: GraphState, observer: Observer | None =
     """Run ``graph`` from START on a copy of ``state``; returns the final state (a RunResult)."""
     result = RunResult(state, meta)
     if observer is not None or store is not None:
-        result.run_id = run_id or uuid.uuid4().hex[:16]
+        result.run_id = run_id or new_run_id()
     run = _Run(graph, result, observer, store, max_steps)  # checks the graph first
-    if store is not None:
-        store.begin(run.events.run_id, graph.name, result, max_steps)
-    if run.events.on:
-        run.events.emit("graph_start", workflow=graph.name)
+    run.events.begin(graph.name, result, max_steps)
     run.triggered = {target: None for target, _ in graph.next_nodes(START, result) if target != END}
-    run.record({})
+    run.events.record({}, run.frontier())
     return await run.go()
 
 
@@ -279,6 +245,6 @@ async def continue_graph(graph: Graph, state: RunResult, store: RunLog, *, ready
     run.visits, run.answers = dict(visits), dict(answers)
     run.waiting = {n: w for n, w in waiting.items() if n not in answers}
     run.triggered = dict.fromkeys([*answers, *ready])
-    run.events.emit("graph_start", workflow=graph.name, resumed=True)
+    run.events.begin(graph.name, None, max_steps)
     run.events.record()
     return await run.go()

@@ -1,9 +1,11 @@
 """One run's events, the same for graph runs and code workflows: to the observer, to the store.
 
-An event is ``{"event": kind, ..., "run_id", "t"}``. The observer sees it at once; the store
-gets the events not yet written at the next ``record``, which a node boundary passes its
-delta and frontier to (one append per boundary: that is the durable step). ``park`` is the one
-way a run records that it waits for an answer.
+An event is ``{"event": kind, ..., "run_id", "t"}``, its kind one of ``EventKind`` (the one
+list: kinds are stored and shown, so their values are a contract). The observer sees an event
+at once; the store gets the events not yet written at the next ``record``, which a boundary
+passes its delta and frontier to (one append per boundary: that is the durable step). Both
+runtimes go through the same calls: ``begin`` a run, ``record`` a boundary, ``park`` on a
+wait, ``end`` the run; ``new_run_id`` names a run and ``describe`` an error, for both.
 """
 
 from __future__ import annotations
@@ -11,15 +13,45 @@ from __future__ import annotations
 import contextvars
 import logging
 import time
+import uuid
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
-from graphs.graph import GraphState, Observer, RunLog
+from graphs.graph import GraphState, Observer, RunLog, RunResult
 
 log = logging.getLogger(__name__)
 NO_ANSWER: Any = object()  # a node visited without an answer to read
 # Inside a node: (the run's events, the node's name, the answer it was woken with, the visit).
 node_scope: contextvars.ContextVar[tuple[RunEvents, str, Any, int]] = contextvars.ContextVar(
     "node")
+
+
+class EventKind(StrEnum):
+    """Every kind of event a run records or an observer sees (the values are stored)."""
+
+    GRAPH_START = "graph_start"  # a run starts, or continues (``resumed``)
+    GRAPH_END = "graph_end"  # a run stops moving: completed, failed, cancelled or waiting
+    NODE_START = "node_start"  # a node (or a code workflow's call) starts an attempt
+    NODE_END = "node_end"  # ... and ends it (``error``; ``retry_in`` when it is tried again)
+    ROUTE = "route"  # a router (or on_error) picked a target
+    WAIT = "wait"  # a node parks on a question
+    STEP_RERUN = "step_rerun"  # a changed code step runs again by choice
+    RERUN = "rerun"  # the owner chose steps to run again
+    RECOVERED = "recovered"  # a run left running by a dead process is taken up
+    MODEL_CALL = "model_call"  # a model was called (tokens, cost)
+    TOOL_CALL = "tool_call"  # the agent loop called a tool
+    LOOP_END = "loop_end"  # the agent loop stopped
+
+
+def describe(exc: BaseException) -> str:
+    """An error as runs record it: ``Type: message`` (the type alone without a message)."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def new_run_id() -> str:
+    """A new run's id (16 hex digits)."""
+    return uuid.uuid4().hex[:16]
 
 
 def node_observer() -> Observer | None:
@@ -60,6 +92,42 @@ class RunEvents:
             events, self.pending = self.pending, []
             self.store.append(self.run_id, events, delta, frontier, taken)
 
+    @staticmethod
+    def frontier(ready: Iterable[str], waiting: Mapping[str, dict[str, Any]],
+                 visits: Mapping[str, int]) -> dict[str, Any]:
+        """What is left to run, as a boundary stores it: ready nodes, waits by node, visits."""
+        return {"ready": list(ready), "waiting": {n: w["key"] for n, w in waiting.items()},
+                "visits": dict(visits)}
+
+    def retrying(self, node: str, took: float, exc: BaseException, attempt: int,
+                 delay: float) -> None:
+        """Attempt ``attempt`` of ``node`` failed and is tried again after ``delay``."""
+        self.emit(EventKind.NODE_END, node=node, duration_s=took, wrote=[], error=describe(exc),
+                  attempt=attempt, retry_in=delay)
+        self.record()
+
+    def begin(self, workflow: str, state: RunResult | None, max_steps: int,
+              **fields: Any) -> None:
+        """A run starts (``state``: its input, which creates its row) or continues (None)."""
+        if state is not None and self.store is not None:
+            self.store.begin(self.run_id, workflow, state, max_steps)
+        if state is None:
+            fields["resumed"] = True
+        if self.on:
+            self.emit(EventKind.GRAPH_START, workflow=workflow, **fields)
+
+    def park(self, wait: dict[str, Any], frontier: dict[str, Any],
+             taken: str | None = None) -> None:
+        """Record a wait (``run_waits`` gets its row) with the frontier that waits on it."""
+        self.emit(EventKind.WAIT, **wait)
+        self.record(delta={}, frontier=frontier, taken=taken)
+
+    def end(self, status: str, delta: GraphState | None = None,
+            frontier: dict[str, Any] | None = None, **fields: Any) -> None:
+        """The run stops moving with ``status``: recorded with its last writes and frontier."""
+        self.emit(EventKind.GRAPH_END, status=status, **fields)
+        self.record(delta, frontier)
+
     def forward(self, node: str, *, record: bool = False) -> Observer:
         """An observer for a model or loop inside ``node``: its events join the run's, tagged
         with the node (``record``: stored at once rather than at the node's boundary)."""
@@ -69,8 +137,3 @@ class RunEvents:
             if record:
                 self.record()
         return forward
-
-    def park(self, wait: dict[str, Any], frontier: dict[str, Any]) -> None:
-        """Record a wait (``run_waits`` gets its row) with the frontier that waits on it."""
-        self.emit("wait", **wait)
-        self.record(delta={}, frontier=frontier)

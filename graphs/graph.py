@@ -8,6 +8,7 @@ rule. How a graph runs is ``graphs.engine``. Imports nothing of ours.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -60,6 +61,13 @@ class RetryPolicy:
             return retry_after if retry_after <= self.max_retry_after else None
         return float(min(self.max_delay, self.delay * self.backoff ** (attempt - 1)))
 
+    def delay_after(self, exc: BaseException, attempt: int) -> float | None:
+        """Seconds to wait before trying again after ``exc`` ended attempt ``attempt``; None
+        when the failure is for good (not transient, or the attempts are used up)."""
+        if attempt >= self.max_attempts or not (self.retry_on or is_transient)(exc):
+            return None
+        return self.wait_before(attempt)
+
 
 def is_transient(exc: BaseException) -> bool:
     """Time-outs, connection errors, 408/409/429 and 5xx; duck-typed, so no SDK is imported."""
@@ -85,6 +93,20 @@ class Node:
     def __post_init__(self) -> None:
         call = getattr(self.fn, "__call__", None)  # noqa: B004 - async callable objects too
         self.is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(call)
+
+    async def invoke(self, state: GraphState) -> GraphState:
+        """Call ``fn`` on the state (a sync one in a thread; within ``timeout`` if set) and
+        check that it returned the keys to merge (a dict, or None for nothing)."""
+        if self.is_async and self.timeout is None:  # the hot path: nothing to wrap
+            result: Any = await self.fn(state)  # type: ignore[misc]
+        else:
+            result = self.fn(state) if self.is_async else asyncio.to_thread(self.fn, state)
+            async with asyncio.timeout(self.timeout):
+                while inspect.isawaitable(result):
+                    result = await result
+        if result.__class__ is not dict and not isinstance(result, dict | None):
+            raise TypeError(f"node {self.name!r} returned {type(result).__name__}, not a dict")
+        return result or {}
 
 
 class RunResult(dict[str, Any]):
@@ -136,6 +158,14 @@ class Graph:
                                 f"{sorted(targets)}")
         return [*self.plain[name], (targets[label], label)]
 
+    def over_limit(self, name: str, visit: int, steps: int, max_steps: int) -> str | None:
+        """Why visit ``visit`` of ``name`` may not run once ``steps`` ran in all, else None."""
+        if steps >= max_steps:
+            return f"max_steps={max_steps} reached before {name!r}"
+        if visit > (limit := self.nodes[name].max_visits):
+            return f"{name!r} exceeded max_visits={limit}"
+        return None
+
     def compiled(self) -> Graph:
         """Check the graph (a GraphBuildError names the nodes); work out what runs read."""
         if self.reach:
@@ -154,13 +184,13 @@ class Graph:
                 if dst != END and dst not in self.nodes:
                     raise GraphBuildError(f"edge {src!r} -> {dst!r}: {dst!r} is not a node")
         edges = {n: [d for d in [*self.edges.get(n, []), *sometimes[n]] if d != END] for n in known}
-        if unreachable := sorted(set(self.nodes) - _reach(START, edges)):
+        if unreachable := sorted(set(self.nodes) - reach_from(START, edges)):
             raise GraphBuildError(f"START cannot reach node(s) {', '.join(unreachable)}")
         # An edge taken sometimes whose target leads back to its source closes a cycle. Left
         # out, what remains must be acyclic: then some pending node can always run.
-        back = {(n, d) for n in known for d in sometimes[n] if n in _reach(d, edges)}
+        back = {(n, d) for n in known for d in sometimes[n] if n in reach_from(d, edges)}
         forward = {n: [d for d in edges[n] if (n, d) not in back] for n in known}
-        reach = {n: _reach(n, forward) for n in known}
+        reach = {n: reach_from(n, forward) for n in known}
         if cyclic := [n for n in self.nodes if n in reach[n]]:
             raise GraphBuildError(f"cycle of plain edges through {cyclic[0]!r}: a cycle needs "
                                   "a router edge to leave it")
@@ -172,7 +202,8 @@ class Graph:
         return self
 
 
-def _reach(src: str, edges: dict[str, list[str]]) -> set[str]:
+def reach_from(src: str, edges: Mapping[str, list[str]]) -> set[str]:
+    """Every node reachable from ``src`` along ``edges`` (node -> its successors)."""
     seen, todo = set[str](), list(edges.get(src, []))
     while todo:
         if (name := todo.pop()) not in seen:
