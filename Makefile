@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest browser bench clean
+.PHONY: run test lint typecheck docs pytest browser bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -19,6 +19,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict bot graphs memory sqlitedb
 
+# The docs site, strictly: a broken link or anchor between the pages fails (site/ is ignored).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 pytest: $(STAMP) browser
 	$(VENV)/bin/pytest
 
@@ -29,7 +33,7 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
 	   chromium-driver >/dev/null) || echo "could not install chromium: browser tests will skip"; }
 
-test: lint typecheck pytest
+test: lint typecheck docs pytest
 
 $(VENV)/.bench-installed: $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
