@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Optional, TypeVar
 
-from graphs.codefirst.codec import canonical, fingerprint, from_json, schema, to_json
+from graphs.codefirst.codec import from_json, schema, to_json
 from graphs.codefirst.runtime import FlowCall, FlowError, FlowRun, current, scoped, within
+from graphs.events import EventKind
 
 T = TypeVar("T")
 Question = str | Callable[[Any], str]
@@ -140,25 +141,26 @@ async def _wait(run: FlowRun, key: str, question: str, options: list[str], value
                 kind: Any, expires_after: float | None) -> dict[str, Any]:
     """One question: its saved answer, the answer that came in, or park the run on it."""
     full = scoped(key)
-    fp, hashes = fingerprint({"question": question, "input": to_json(value),
+    replay = run.check(full, {"question": question, "input": to_json(value),
                               "returns": schema(kind), "options": options})
-    done, saved = run.check(full, fp, hashes)
-    if done:
-        return dict(saved)
-    wait_key = f"{full}:{fp[:8]}"  # a changed question is a new wait, never the old answer
+    if replay.done:
+        return dict(replay.output)
+    signed = replay.fingerprint
+    wait_key = f"{full}:{signed.value[:8]}"  # a changed question: a new wait, not the old answer
     wait = run.store.wait(run.run_id, wait_key)
     if wait is not None and wait.status in ("answered", "expired"):
         answer = {"choice": wait.answer, "by": wait.answered_by,
                   "expired": wait.status == "expired"}
         asked = run.store.step(run.run_id, full)
-        kept = asked is not None and asked.fingerprint == fp  # keep when it was asked
+        kept = asked is not None and asked.fingerprint == signed.value  # keep when it was asked
         with run.store.transaction():  # saved and taken together: never taken twice
             if not kept:
-                run.store.start_step(run.run_id, full, "ask", fp, hashes)
-            run.store.finish_step(run.run_id, full, canonical(answer))
+                run.steps.begin(full, "ask", signed)
+            run.steps.done(full, answer)
             run.store.take(run.run_id, wait_key)
         waited = time.time() - asked.started_at if asked is not None and kept else 0.0
-        run.events.emit("node_end", node=full, step="ask", duration_s=waited, wrote=[full])
+        run.events.emit(EventKind.NODE_END, node=full, step="ask", duration_s=waited,
+                        wrote=[full])
         run.events.record()
         return answer
     info = {"run_id": run.run_id, "node": full, "key": wait_key, "question": question,
@@ -169,5 +171,5 @@ async def _wait(run: FlowRun, key: str, question: str, options: list[str], value
         raise FlowError(f"the question {full!r} was {wait.status}")
     run.store.withdraw(run.run_id, full)  # the same question asked before: now outdated
     info["expires_at"] = None if expires_after is None else time.time() + expires_after
-    run.store.start_step(run.run_id, full, "ask", fp, hashes, status="waiting")
+    run.steps.begin(full, "ask", signed, status="waiting")
     raise run.park(info, new=True)

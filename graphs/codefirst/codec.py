@@ -4,19 +4,19 @@ A step's output is stored as JSON and rebuilt on replay as the type the author a
 (``returns=Dataclass``, a generic one such as ``Decision[SectionDraft]``, ``list``/``dict``/
 ``Optional`` of them, ``str``...), so nothing is ever pickled. The same JSON feeds the step's
 fingerprint: a short hash per part (prompt, input, return schema, model options), so a
-mismatch can say which part changed.
+mismatch can say which part changed (``graphs.checkpoints.fingerprint``, the step log's).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import types
 import typing
 from typing import Any, TypeVar
 
-_canonical = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+from graphs.checkpoints import canonical_json, short_hash
+
 _UNIONS = (typing.Union, types.UnionType)
 
 
@@ -117,17 +117,7 @@ def schema(kind: Any) -> Any:
 
 def canonical(value: Any) -> str:
     """One JSON text per value: sorted keys, no spaces (what hashes and comparisons read)."""
-    return str(_canonical(to_json(value)))
-
-
-def short_hash(text: str, size: int = 16) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:size]
-
-
-def fingerprint(parts: dict[str, Any]) -> tuple[str, dict[str, str]]:
-    """The step's fingerprint and the hash of each part (to name what changed)."""
-    hashes = {name: short_hash(canonical(value)) for name, value in sorted(parts.items())}
-    return short_hash(canonical(hashes), 24), hashes
+    return canonical_json(to_json(value))
 
 
 def label(value: Any) -> str:

@@ -2,11 +2,12 @@
 
 The runner (``graphs.codefirst.workflow``) sets the current run in a context variable, so the
 primitives (``agent``, ``step``, ``parallel``, ``pipeline``, ``ask``) find it without a context
-object in the author's code. ``FlowRun.memo`` is the one way a call is made: it returns the
+object in the author's code. ``FlowRun.memo`` is the one way a call is made, through the run's
+step log (``graphs.checkpoints.StepLog``, the one a node's inner steps use too): it returns the
 saved output when the step's fingerprint still matches, refuses (naming the step and the parts
 that changed) when it does not, unless the run was given a re-run choice, and otherwise runs
-the call and records it (a ``run_steps`` row through the store, ``node_start``/``node_end``
-events through ``graphs.events.RunEvents``). ``FlowRun.park`` is how an ``ask`` waits.
+the call and records it (a ``run_steps`` row, ``node_start``/``node_end`` events through
+``graphs.events.RunEvents``). ``FlowRun.park`` is how an ``ask`` waits.
 ``FlowCall`` is a call not made yet: awaiting it makes it; ``parallel`` and ``pipeline`` take
 it as it is.
 """
@@ -20,8 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from graphs.codefirst.codec import canonical, fingerprint, from_json, to_json
-from graphs.events import RunEvents
+from graphs.checkpoints import Replay, StepLog
+from graphs.codefirst.codec import canonical, from_json, to_json
+from graphs.events import EventKind, RunEvents, describe
 from graphs.graph import Observer, Suspend
 from graphs.protocols import AgentLoop, ChatModel
 from graphs.runs.store import RunStore
@@ -136,12 +138,13 @@ class FlowCall(Generic[T]):
 
 
 class FlowRun:
-    """One execution of a workflow function: its store, run id, re-run choices and events."""
+    """One execution of a workflow function: its store, step log, re-run choices, events."""
 
     def __init__(self, store: RunStore, run_id: str, agents: AgentKit,
                  observer: Observer | None, reruns: set[str]) -> None:
         self.store, self.run_id, self.agents = store, run_id, agents
         self.events = RunEvents(run_id, observer, store)
+        self.steps = StepLog(store, run_id)
         self.reruns = reruns
         self.cascade = False  # set once a chosen re-run happened: its consequences re-run too
         self.used: dict[str, str] = {}  # key -> fingerprint, within this execution
@@ -159,8 +162,7 @@ class FlowRun:
 
     def frontier(self) -> dict[str, Any]:
         """What the run waits on, as the run layer stores it (a code run has no ready nodes)."""
-        return {"ready": [], "waiting": {n: w["key"] for n, w in self.waiting.items()},
-                "visits": {}}
+        return self.events.frontier([], self.waiting, {})
 
     def park(self, wait: dict[str, Any], new: bool) -> Suspend:
         """Wait on ``wait`` (recorded, with its run_waits row, when ``new``); the signal."""
@@ -171,7 +173,7 @@ class FlowRun:
 
     def shape(self, name: str, kind: str, shape: dict[str, Any]) -> None:
         """Record a pipeline's or a fan-out group's shape (once: unchanged, it is kept)."""
-        row, marker = self.store.step(self.run_id, name), canonical(shape)
+        row, marker = self.steps.saved(name), canonical(shape)
         if row is not None and row.kind != kind:
             raise FlowError(f"{kind} {name!r} has the key of a {row.kind}: pass name=... to "
                             "tell them apart")
@@ -179,7 +181,7 @@ class FlowRun:
             raise FlowError(f"two {kind}s are called {name!r} in this run: pass name=... to "
                             "tell them apart")
         if row is None or canonical(row.output) != marker:
-            self.store.shape(self.run_id, name, kind, shape)
+            self.steps.shape(name, kind, shape)
 
     def forward(self, key: str) -> Observer:
         """An observer for a model or loop inside step ``key``: its events join the run's."""
@@ -192,56 +194,48 @@ class FlowRun:
         name = key.rsplit("/", 1)[-1].split("[", 1)[0].split("#", 1)[0]
         return any(c in ("*", key, name) or key.startswith(c + "/") for c in self.reruns)
 
-    def check(self, key: str, fp: str, hashes: dict[str, str]) -> tuple[bool, Any]:
-        """(True, saved output) when the step is done and still matches; refuse a mismatch."""
-        previous = self.used.get(key)
-        if previous is not None and previous != fp:
+    def check(self, key: str, parts: dict[str, Any]) -> Replay:
+        """The step log's replay of ``key``: done with the saved output when it still
+        matches; a changed step is refused unless the run was asked to re-run it."""
+        replay = self.steps.replay(key, to_json(parts))
+        if self.used.setdefault(key, replay.fingerprint.value) != replay.fingerprint.value:
             raise FlowError(f"step {key!r} was called twice in this run with different "
                             "prompt or input: give each call its own key_by=...")
-        self.used[key] = fp
-        row = self.store.step(self.run_id, key)
-        if row is None or row.status != "done":
-            return False, None
-        if row.fingerprint == fp:
-            return True, row.output
-        changed = [part for part, value in hashes.items() if row.parts.get(part) != value]
-        changed += [part for part in row.parts if part not in hashes]
-        if not self.may_rerun(key, changed or ["fingerprint"]):
-            raise FingerprintMismatch(key, changed or ["fingerprint"])
-        self.cascade = True
-        self.events.emit("step_rerun", node=key, changed=changed)
-        return False, None
+        if replay.stale:
+            if not self.may_rerun(key, replay.changed or ["fingerprint"]):
+                raise FingerprintMismatch(key, replay.changed or ["fingerprint"])
+            self.cascade = True
+            self.events.emit(EventKind.STEP_RERUN, node=key, changed=replay.changed)
+        return replay
 
     async def memo(self, key: str, kind: str, parts: dict[str, Any], returns: Any,
                    compute: Callable[[str], Awaitable[Any]],
                    cell: tuple[str, str, str] | None = None) -> Any:
         """The saved output of ``key`` if its fingerprint matches, else run and record it."""
         key, group = scoped(key), _group.get()
-        fp, hashes = fingerprint(parts)
-        done, saved = self.check(key, fp, hashes)
-        if done:
-            return from_json(returns, saved)
-        self.store.start_step(self.run_id, key, kind, fp, hashes, cell, group=group)
-        self.events.emit("node_start", node=key, step=kind)
+        replay = self.check(key, parts)
+        if replay.done:
+            return from_json(returns, replay.output)
+        self.steps.begin(key, kind, replay.fingerprint, cell=cell, group=group)
+        self.events.emit(EventKind.NODE_START, node=key, step=kind)
         self.events.record()
         started = time.perf_counter()
         try:
             with within(key + "/"):
                 value = await compute(key)
-            output = canonical(value)
+            output = to_json(value)
         except Suspend:
-            self.store.mark_step(self.run_id, key, "waiting")
+            self.steps.mark(key, "waiting")
             raise
         except BaseException as exc:
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            self.store.mark_step(self.run_id, key,
-                                 "failed" if isinstance(exc, Exception) else "cancelled", error)
-            self.events.emit("node_end", node=key, step=kind, wrote=[], error=error,
+            error = describe(exc)
+            self.steps.mark(key, "failed" if isinstance(exc, Exception) else "cancelled", error)
+            self.events.emit(EventKind.NODE_END, node=key, step=kind, wrote=[], error=error,
                              duration_s=time.perf_counter() - started)
             self.events.record()
             raise
-        self.store.finish_step(self.run_id, key, output)
-        self.events.emit("node_end", node=key, step=kind, wrote=[key],
+        self.steps.done(key, output)
+        self.events.emit(EventKind.NODE_END, node=key, step=kind, wrote=[key],
                          duration_s=time.perf_counter() - started)
         self.events.record()
-        return from_json(returns, to_json(value))
+        return from_json(returns, output)

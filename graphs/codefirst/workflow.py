@@ -10,12 +10,12 @@ delta (a dict as it is, anything else under ``result``), the waits in the fronti
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from graphs.codefirst.codec import to_json
 from graphs.codefirst.runtime import AgentKit, FlowRun
+from graphs.events import describe, new_run_id
 from graphs.graph import Graph, Observer, RunResult, Suspend
 from graphs.runs.records import RunRecord
 from graphs.runs.store import RunStore
@@ -41,8 +41,7 @@ class Workflow:
                     observer: Observer | None = None) -> RunResult:
         """Run the function with ``input`` as keyword arguments; returns like ``run_graph``."""
         result = RunResult(dict(input or {}), meta)
-        result.run_id = run_id or uuid.uuid4().hex[:16]
-        store.begin(result.run_id, self.name, result, 0)
+        result.run_id = run_id or new_run_id()
         return await self._execute(store, result, observer, set(), resumed=False)
 
     async def proceed(self, store: RunStore, record: RunRecord,
@@ -56,8 +55,7 @@ class Workflow:
                        reruns: set[str], resumed: bool) -> RunResult:
         assert result.run_id is not None
         run = FlowRun(store, result.run_id, self.agents, observer, reruns)
-        run.events.emit("graph_start", workflow=self.name, code=True,
-                        **({"resumed": True} if resumed else {}))
+        run.events.begin(self.name, None if resumed else result, 0, code=True)
         run.events.record()
         try:
             with run.bound():
@@ -65,7 +63,7 @@ class Workflow:
         except Suspend:
             return self._end(run, result, "waiting")
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = describe(exc)
             log.warning("workflow %s run %s failed: %s", self.name, result.run_id, error)
             result["error"] = error
             return self._end(run, result, "failed", {"error": error}, error=error)
@@ -80,8 +78,7 @@ class Workflow:
         """Record the end of this execution: the status, the last writes, what it waits on."""
         if status != "waiting":
             run.waiting.clear()
-        run.events.emit("graph_end", status=status, **fields)
-        run.events.record(delta=writes or {}, frontier=run.frontier())
+        run.events.end(status, writes or {}, run.frontier(), **fields)
         result.status = "waiting" if status == "waiting" else \
             "failed" if status == "failed" else "completed"
         result.waits = list(run.waiting.values())
