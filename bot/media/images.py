@@ -6,21 +6,25 @@ that size), and both take JPEG, PNG, WebP and GIF. So an image is kept as it is 
 already one of those and small enough, else re-encoded: PNG when it has transparency, JPEG
 otherwise. An animated GIF is sent as its first frame. Anything Pillow cannot open is an
 ``UnreadableImage`` with one sentence to show.
+
+Pillow is imported when the first photo comes: a bot that only ever gets text never loads it.
 """
 
 from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+if TYPE_CHECKING:
+    from PIL import Image as PillowImage
 
 MAX_EDGE_PX = 1568
 SENDABLE = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 JPEG_QUALITY = 85
 ORIENTATION_TAG = 0x0112  # EXIF: a phone's photo is often stored sideways with this set
 # A decompression bomb (a tiny file that opens as gigapixels) is refused, not decoded.
-Image.MAX_IMAGE_PIXELS = 60_000_000
+MAX_IMAGE_PIXELS = 60_000_000
 
 
 class UnreadableImage(Exception):
@@ -39,6 +43,9 @@ class PreparedImage:
 
 def prepare_image(data: bytes) -> PreparedImage:
     """The image as a provider should get it (see the module docstring)."""
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
     try:
         with Image.open(io.BytesIO(data)) as opened:
             source_format = opened.format or ""
@@ -64,6 +71,6 @@ def prepare_image(data: bytes) -> PreparedImage:
     return PreparedImage(out.getvalue(), media_type, *upright.size)
 
 
-def _has_alpha(image: Image.Image) -> bool:
+def _has_alpha(image: PillowImage.Image) -> bool:
     return image.mode in {"RGBA", "LA", "PA"} or (image.mode == "P"
                                                   and "transparency" in image.info)

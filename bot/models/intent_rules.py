@@ -20,27 +20,57 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 
-def _rx(*alternatives: str) -> re.Pattern[str]:
+class Rule:
+    """A pattern compiled on its first use: compiling all the tables takes tens of
+    milliseconds, which a start that has served no message yet should not pay."""
+
+    __slots__ = ("_compiled", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.pattern.search(text)
+
+    def match(self, text: str, position: int = 0) -> re.Match[str] | None:
+        return self.pattern.match(text, position)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.pattern.finditer(text)
+
+    def sub(self, replacement: str, text: str) -> str:
+        return self.pattern.sub(replacement, text)
+
+
+def _rx(*alternatives: str) -> Rule:
     """One pattern from alternatives, each matched on word boundaries."""
-    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b")
+    return Rule(r"\b(?:" + "|".join(alternatives) + r")\b")
 
 
-def _phrases(*alternatives: str) -> tuple[re.Pattern[str], ...]:
+def _phrases(*alternatives: str) -> tuple[Rule, ...]:
     """One pattern per phrase, so that the scanner can take the longest that fits."""
-    return tuple(re.compile(rf"\b(?:{phrase})\b") for phrase in alternatives)
+    return tuple(Rule(rf"\b(?:{phrase})\b") for phrase in alternatives)
 
 
 # Not an emergency, even though it uses the words: then no URGENT row applies.
-CALM: tuple[re.Pattern[str], ...] = (
+CALM: tuple[Rule, ...] = (
     # said not to be urgent
     _rx(r"(?:not|no|nicht|kein|pas|no es|non e|nao e|niet|geen)\s+(?:so\s+|really\s+|sehr\s+)?"
         r"(?:urgen\w*|dringend|emergen\w*|eilig)",
         r"no rush", r"no hurry", r"kein stress", r"keine eile", r"rien ne presse", r"sin prisa",
         r"nessuna fretta", r"sem pressa", r"geen haast"),
     # asks whether something is urgent: "is it urgent …?", "c'est urgent ou …?"
-    re.compile(r"^\W*(?:is (?:it|this|that)|ist (?:es|das)|est-ce|c'est|es|e|is het)\s+"
+    Rule(r"^\W*(?:is (?:it|this|that)|ist (?:es|das)|est-ce|c'est|es|e|is het)\s+"
                r"(?:urgen\w*|dringend)\b.*\?"),
     # talks about emergencies, not of one: numbers, exits, drills, settings
     _rx(r"emergenc\w* (?:number|contact|exit|kit|bag|plan|services? number)",
@@ -63,7 +93,7 @@ DOWN = (r"(?:is down|are down|went down|'s down|ist down|down|not responding|fai
         r"doe[nt] het niet meer|(?:no|non|nao) (?:funciona|funziona))")
 
 # Urgent: needs the owner now. Keywords first, then emergencies told without them.
-URGENT: tuple[re.Pattern[str], ...] = (
+URGENT: tuple[Rule, ...] = (
     # the words in seven languages
     _rx(r"urgen\w*", r"asap", r"emergen\w*", r"immediat\w*", r"imediat\w*", r"inmediat\w*",
         r"right now", r"dringend\w*", r"sofort", r"notfall\w*", r"tout de suite",
@@ -107,7 +137,7 @@ URGENT: tuple[re.Pattern[str], ...] = (
         r"han robado", r"ladri", r"furto", r"derubat\w*", r"assalt\w*", r"roubad\w*",
         r"ingebroken", r"inbraak", r"gestolen", r"beroofd"),
     # a cry for help
-    re.compile(r"\b(?:help|hilfe|aiuto|socorro|ajuda)\b\s*!|\bau secours\b"),
+    Rule(r"\b(?:help|hilfe|aiuto|socorro|ajuda)\b\s*!|\bau secours\b"),
     # a service down, customers hit
     _rx(SERVICE + r"\b.{0,25}" + DOWN,
         r"outage", r"customers are complaining", r"kunden beschweren", r"clients se plaignent",
@@ -123,7 +153,7 @@ URGENT: tuple[re.Pattern[str], ...] = (
 
 # Social: the message is only these (and FILLER, and a name after one of them).
 # (kind, pattern) rows; the kind picks the quick reply.
-SOCIAL: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
+SOCIAL: tuple[tuple[str, tuple[Rule, ...]], ...] = (
     # "thanks for …" up to the end of the clause, when the clause asks for nothing
     ("thanks", _phrases(
         r"(?:thanks|thank you|thx|danke|vielen dank|merci|gracias|grazie|obrigad[oa]|bedankt|"
@@ -206,37 +236,37 @@ FILLER = _rx(
     r"y", r"tambien", r"todos", r"mucho", r"muy", r"e", r"anche", r"tanto", r"tutti",
     r"molto", r"tambem", r"muito", r"gente", r"en", r"ook", r"allemaal", r"jullie", r"heel",
     r"noch", r"nog", r"dich", r"that's", r"that is", r"t'es", r"tu es", r"pessoal", r"lieben")
-SEPARATOR = re.compile(r"[\W_]+")
-NAME = re.compile(r"[^\W\d_][\w'-]*")
+SEPARATOR = Rule(r"[\W_]+")
+NAME = Rule(r"[^\W\d_][\w'-]*")
 
 # Question: a "?" anywhere, or one of these at the start of a sentence.
-QUESTION_MARK = re.compile(r"[?¿]")
-QUESTION: tuple[re.Pattern[str], ...] = (
+QUESTION_MARK = Rule(r"[?¿]")
+QUESTION: tuple[Rule, ...] = (
     # English
-    re.compile(r"(?:what|what's|whats|when|where|who|whom|whose|why|how|which|is|are|am|was|"
+    Rule(r"(?:what|what's|whats|when|where|who|whom|whose|why|how|which|is|are|am|was|"
                r"were|do|does|did|can|could|would|will|should|shall|has|have|had|isn't|"
                r"aren't|don't|doesn't|didn't|can't|won't|any (?:news|idea|update)s?)\b"),
     # German, with verb-first questions
-    re.compile(r"(?:was|wann|wo|woher|wohin|wer|wen|wem|warum|wieso|weshalb|wie|welche[rsnm]?|"
+    Rule(r"(?:was|wann|wo|woher|wohin|wer|wen|wem|warum|wieso|weshalb|wie|welche[rsnm]?|"
                r"hast|hat|habt|bist|ist|sind|seid|kannst|kann|konnen|konntest|wurdest|willst|"
                r"gibt es|wei(?:ss|ß)t|darf|soll|um wie ?viel uhr)\b"),
     # French, with inverted "-tu"/"-vous" questions
-    re.compile(r"(?:qu'est-ce|quoi|quand|ou|qui|pourquoi|comment|quel(?:le)?s?|combien|est-ce|"
+    Rule(r"(?:qu'est-ce|quoi|quand|ou|qui|pourquoi|comment|quel(?:le)?s?|combien|est-ce|"
                r"[\w']+-(?:tu|vous|t-il|t-elle|il|elle|on)|tu (?:sais|connais|as vu)|"
                r"a quelle heure)\b"),
     # Spanish, Italian, Portuguese
-    re.compile(r"(?:que|cuando|donde|quien|cual(?:es)?|cuant[oa]s?|quant[oa]s|por que|como|puedes|"
+    Rule(r"(?:que|cuando|donde|quien|cual(?:es)?|cuant[oa]s?|quant[oa]s|por que|como|puedes|"
                r"podrias|hay|sabes|me (?:puedes|podrias|dices)|che|cosa|quando|dove|dov'e|chi|"
                r"perche|come|qual[ei]?|quant[oaie]|puoi|potresti|c'e|mi (?:sai|puoi|dici)|"
                r"o que|onde|quem|porque|pode|podes|tem|sabe|sai|voce (?:sabe|pode|tem|viu)|"
                r"a (?:que|che) h?or[ae]s?)\b"),
     # Dutch
-    re.compile(r"(?:wat|wanneer|waar|wie|waarom|hoe|welke?|hoeveel|kun|kan|kunt|heb|hebt|"
+    Rule(r"(?:wat|wanneer|waar|wie|waarom|hoe|welke?|hoeveel|kun|kan|kunt|heb|hebt|"
                r"heeft|ben|zijn|weet|wil|wilt|gaat|komt|mag|zou)\b"),
 )
-SENTENCE_START = re.compile(r"[.!:;]\s+")
+SENTENCE_START = Rule(r"[.!:;]\s+")
 # "and", "also", "but" between the thanks and the question: "Thanks. Also, could you …"
-CONNECTOR = re.compile(r"^[\W_]*(?:(?:and|und|et|y|e|en|also|auch|aussi|tambien|anche|tambem|ook|"
+CONNECTOR = Rule(r"^[\W_]*(?:(?:and|und|et|y|e|en|also|auch|aussi|tambien|anche|tambem|ook|"
                        r"but|aber|mais|pero|ma|mas|maar)[\W_]+)*")
 
 
