@@ -185,7 +185,7 @@ async def run_console(gateway: Gateway, stdin: TextIO | None = None,
     """The interactive chat loop: read a line, answer it, until EOF or ``exit``."""
     source, sink = stdin or sys.stdin, out or sys.stdout
     if source is sys.stdin and sink is sys.stdout and source.isatty() and sink.isatty():
-        with line_editing(gateway.s.settings.home / "console_history"):
+        with line_editing(gateway.settings.home / "console_history"):
             await chat_loop(gateway, source, sink, interactive=True)
     else:
         await chat_loop(gateway, source, sink, interactive=False)
