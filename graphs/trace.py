@@ -1,20 +1,26 @@
 """Traces: an observer appending run events as JSON lines, and reading node status from events.
 
 ``JsonlTrace(path)`` is an observer for ``run_graph``; ``write_jsonl`` writes a stored run's
-events (the durable log, ``graphs.runs``) as the same JSON lines, kept one folder per day
-(``daily_path``) and pruned after some days (``prune``). ``node_statuses`` replays
-events into each node's status: pending, running, retrying, waiting, completed, failed, blocked.
+events (the durable log, ``graphs.runs``) as the same JSON lines; ``export`` is how the run
+layer keeps a run's trace (``graphs.runs.Runs(traces_dir=...)``): one file per run in the
+folder of the day it started (``daily_path``), rewritten whole whenever the run stops moving,
+so writing it twice gives the same file; the day folders are pruned after some days (``prune``).
+``node_statuses`` replays events into each node's status: pending, running, retrying, waiting,
+completed, failed, blocked.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
+
+from graphs.events import EventKind
 
 
 class JsonlTrace:
@@ -33,14 +39,29 @@ class JsonlTrace:
 
 
 def write_jsonl(events: Iterable[dict[str, Any]], path: Path | str) -> int:
-    """Write events as JSON lines to ``path`` (its folder made if need be); how many."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    """Write events as JSON lines to ``path`` (its folder made if need be); how many.
+
+    The file is replaced whole (written aside, then renamed), so a reader never sees half of
+    it and the same events always give the same file."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    aside = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     count = 0
-    with open(path, "w", encoding="utf-8") as out:
+    with open(aside, "w", encoding="utf-8") as out:
         for event in events:
             out.write(json.dumps(event, default=str) + "\n")
             count += 1
+    os.replace(aside, target)
     return count
+
+
+def export(folder: Path, run_id: str, events: Iterable[dict[str, Any]],
+           started_at: float) -> Path:
+    """A run's JSONL trace in the folder of the day it started; rewritten whole, so exporting
+    the same events again (a run that waits, then finishes) keeps one file, the same."""
+    path = daily_path(folder, run_id, started_at)
+    write_jsonl(events, path)
+    return path
 
 
 def daily_path(folder: Path, run_id: str, now: float | None = None) -> Path:
@@ -76,14 +97,14 @@ def node_statuses(events: Iterable[dict[str, Any]], nodes: Iterable[str] = ()) -
     status = dict.fromkeys(nodes, "pending")
     for event in events:
         kind, node = event.get("event"), event.get("node")
-        if kind == "node_start" and node:
+        if kind == EventKind.NODE_START and node:
             status[node] = "running"
-        elif kind == "node_end" and node:
+        elif kind == EventKind.NODE_END and node:
             failed = "retrying" if "retry_in" in event else "failed"
             status[node] = failed if event.get("error") else "completed"
-        elif kind == "wait" and node:
+        elif kind == EventKind.WAIT and node:
             status[node] = "waiting"
-        elif kind == "graph_end":
+        elif kind == EventKind.GRAPH_END:
             for blocked in event.get("blocked", []):
                 status[blocked] = "blocked"
     return status
@@ -94,7 +115,7 @@ def cost_totals(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     totals: dict[str, Any] = {"calls": {}, "input_tokens": 0, "output_tokens": 0,
                               "cost_usd": 0.0}
     for event in events:
-        if event["event"] == "model_call":
+        if event["event"] == EventKind.MODEL_CALL:
             role = str(event.get("role") or "unknown")
             totals["calls"][role] = totals["calls"].get(role, 0) + 1
             for field in ("input_tokens", "output_tokens", "cost_usd"):

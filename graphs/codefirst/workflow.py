@@ -17,6 +17,7 @@ from graphs.codefirst.codec import to_json
 from graphs.codefirst.runtime import AgentKit, FlowRun
 from graphs.events import describe, new_run_id
 from graphs.graph import Graph, Observer, RunResult, Suspend
+from graphs.runs.protocol import Runtime
 from graphs.runs.records import RunRecord
 from graphs.runs.store import RunStore
 
@@ -27,6 +28,7 @@ class Workflow:
     """A workflow function with its name and agent services (the run layer's protocol)."""
 
     graph: Graph | None = None  # no fixed shape: drawn from a run (``flow_mermaid``)
+    runtime: Runtime = "code"
 
     def __init__(self, name: str, fn: Callable[..., Awaitable[Any]], agents: AgentKit) -> None:
         self.name, self.fn, self.agents = name, fn, agents

@@ -8,12 +8,16 @@ flight when the process died runs again (at-least-once: side effects must be ide
 
 Usage::
 
-    runs = Runs(RunStore(settings.database))
+    runs = Runs(RunStore(settings.database), traces_dir=settings.traces_dir)
     runs.register(triage.build(deps))             # every workflow, by name, at start
     await runs.recover()                          # continue runs a crash left running
     result = await runs.resume(run_id, "Approve", by="telegram:42")
     if result.already_answered: ...               # someone answered first
     await runs.expire_due()                       # now and then: overdue waits follow on_expiry
+
+With ``traces_dir``, each time a run stops moving here (finished, failed, cancelled or
+waiting) its events are exported as a JSONL trace, ``<traces_dir>/<day it started>/<run
+id>.jsonl``, rewritten whole each time (``graphs.trace.export``).
 """
 
 from __future__ import annotations
@@ -22,11 +26,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from graphs.events import EventKind, new_run_id
 from graphs.graph import Graph, GraphRunError, Observer, RunResult
 from graphs.runs.protocol import Registry, Workflow, result_of
 from graphs.runs.store import RunStore
+from graphs.trace import export
 
 MAX_TRIES = 3  # a run is tried this often (its first go, then recoveries), then failed
 
@@ -36,8 +43,9 @@ log = logging.getLogger(__name__)
 class Runs:
     """Start and continue durable runs of the registered workflows."""
 
-    def __init__(self, store: RunStore, registry: Registry | None = None) -> None:
-        self.store, self.registry = store, registry or Registry()
+    def __init__(self, store: RunStore, registry: Registry | None = None,
+                 traces_dir: Path | None = None) -> None:
+        self.store, self.registry, self.traces_dir = store, registry or Registry(), traces_dir
 
     def register(self, workflow: Workflow | Graph) -> Workflow:
         """Make a workflow findable by its name, for resume and recovery in this process."""
@@ -52,11 +60,17 @@ class Runs:
         found = self._named(workflow) if isinstance(workflow, str) else self.register(workflow)
         if run_id is not None and self.store.run(run_id) is not None:
             return self.load(run_id)
-        result = await found.start(self.store, input, run_id=run_id, meta=meta,
-                                   observer=observer)
+        run_id = run_id or new_run_id()
+        try:
+            result = await found.start(self.store, input, run_id=run_id, meta=meta,
+                                       observer=observer)
+        except BaseException:
+            self._traced(run_id)  # the run (if it began) failed: its trace says why
+            raise
         if result.status == "waiting" and result.run_id and self.store.untaken(
                 result.run_id):  # answered while another branch still ran: take it up now
             return await self._continue(result.run_id, observer, ("waiting",))
+        self._traced(result.run_id)
         return result
 
     async def resume(self, run_id: str, answer: Any, by: str = "owner", key: str | None = None,
@@ -92,12 +106,13 @@ class Runs:
         if unknown:
             log.warning("not recovering runs of unregistered workflows: %s", ", ".join(unknown))
         for run in runs:
-            self.store.note(run.id, "recovered")
+            self.store.note(run.id, EventKind.RECOVERED)
             if (died := self.store.recoveries(run.id)) >= MAX_TRIES:  # first go + recoveries
                 log.error("run %s: the process died in each of its %d tries; failed", run.id,
                           died)
                 self.store.stop(run.id, "failed",
                                 error=f"the process died in each of its {died} tries")
+                self._traced(run.id)
         continued = await asyncio.gather(
             *(self._continue(r.id, observer, ("running",)) for r in runs
               if r.workflow in self.registry), return_exceptions=True)
@@ -123,11 +138,11 @@ class Runs:
 
     def cancel(self, run_id: str, by: str | None = None) -> bool:
         """Cancel a waiting or running run and close its open waits; False if it had ended."""
-        return self.store.cancel(run_id, by)
+        return self._traced(run_id, self.store.cancel(run_id, by))
 
     def fail(self, run_id: str, reason: str) -> bool:
         """End a run its caller gave up on (a deadline) as failed with ``reason``."""
-        return self.store.stop(run_id, "failed", error=reason)
+        return self._traced(run_id, self.store.stop(run_id, "failed", error=reason))
 
     async def rerun(self, run_id: str, steps: Sequence[str] = ("*",),
                     observer: Observer | None = None) -> RunResult:
@@ -137,11 +152,14 @@ class Runs:
         """
         run = self.store.run(run_id)
         workflow = None if run is None else self.registry.get(run.workflow)
-        if run is None or workflow is None or workflow.graph is not None:
+        if run is None or workflow is None or workflow.runtime != "code":
             raise GraphRunError(f"run {run_id!r} is not a run of a registered code workflow")
         if not self.store.reopen(run_id, list(steps)):
             return self.load(run_id)
-        return await workflow.proceed(self.store, self.store.record(run_id), observer)
+        try:
+            return await workflow.proceed(self.store, self.store.record(run_id), observer)
+        finally:
+            self._traced(run_id)
 
     def load(self, run_id: str) -> RunResult:
         """The run's state rebuilt from its record, with ``status``, open ``waits``, ``meta``."""
@@ -165,9 +183,24 @@ class Runs:
         if not self.store.claim(run_id, from_status):  # cancelled, ended, or being run
             return self.load(run_id)
         record = self.store.record(run_id)
-        result = await self._named(record.workflow).proceed(self.store, record, observer)
+        try:
+            result = await self._named(record.workflow).proceed(self.store, record, observer)
+        except BaseException:
+            self._traced(run_id)
+            raise
         given = {wait.key for wait in record.answers.values()}
         if result.status == "waiting" and any(  # an answer came in while it ran: take it up
                 wait.key not in given for wait in self.store.untaken(run_id)):
             return await self._continue(run_id, observer, ("waiting",))
+        self._traced(run_id)
         return result
+
+    def _traced(self, run_id: str | None, moved: bool = True) -> bool:
+        """The run stopped moving: (re)write its JSONL trace, when traces are kept."""
+        run = None if run_id is None or self.traces_dir is None else self.store.run(run_id)
+        if moved and run is not None and self.traces_dir is not None:
+            try:
+                export(self.traces_dir, run.id, self.store.events(run.id), run.started_at)
+            except OSError as exc:  # a full disk must not fail the run
+                log.warning("could not write the trace of run %s: %s", run.id, exc)
+        return moved

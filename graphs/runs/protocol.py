@@ -1,21 +1,32 @@
 """The one workflow protocol both runtimes implement, and the registry of workflows by name.
 
-A workflow has a ``name``, maybe a ``graph`` to draw, and two ways to run: ``start`` a new run
-and ``proceed`` from a stored ``RunRecord`` (after an answer, an expiry, a crash). A graph
-(``graphs.graph.Graph``) becomes one through ``GraphWorkflow``; a code workflow
-(``graphs.codefirst.Workflow``) is one already. ``graphs.runs.durable`` holds the rules of when
-to continue a run and calls through this protocol only.
+A workflow has a ``name``, its ``runtime``, maybe a ``graph`` to draw, and two ways to run:
+``start`` a new run and ``proceed`` from a stored ``RunRecord`` (after an answer, an expiry, a
+crash). Both runtimes record through the same calls (``graphs.events.RunEvents``: begin, a
+record per boundary, park, end) and the same step log (``graphs.checkpoints``), so a run of
+either is resumed, recovered, expired, cancelled, listed and traced alike:
+
+- ``"graph"``: a ``graphs.graph.Graph``, through ``GraphWorkflow``; it proceeds from the
+  recorded frontier (``continue_graph``).
+- ``"code"``: a ``graphs.codefirst.Workflow`` (``@workflow``), one already; it proceeds by
+  running its function again, its finished calls replayed from the step log, so its steps can
+  also be chosen to run again (``Runs.rerun``).
+
+``graphs.runs.durable`` holds the rules of when to continue a run and calls through this
+protocol only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from graphs.engine import continue_graph, run_graph
 from graphs.graph import Graph, Observer, RunResult
 from graphs.runs.records import RunRecord
 from graphs.runs.store import RunStore
+
+Runtime = Literal["graph", "code"]
 
 
 @runtime_checkable
@@ -24,6 +35,9 @@ class Workflow(Protocol):
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
 
     @property
     def graph(self) -> Graph | None: ...  # its shape to draw, when it has a fixed one
@@ -38,6 +52,8 @@ class Workflow(Protocol):
 
 class GraphWorkflow:
     """A graph as a workflow: ``run_graph`` to start, ``continue_graph`` to proceed."""
+
+    runtime: Runtime = "graph"
 
     def __init__(self, graph: Graph, max_steps: int = 25) -> None:
         self.graph: Graph | None = graph.compiled()

@@ -21,13 +21,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from graphs.events import EventKind
 from graphs.graph import GraphRunError, GraphState, RunResult
 from graphs.runs.reading import RunReading
 from graphs.runs.schema import MIGRATIONS
 from sqlitedb import connect, migrate, transaction
 
 _TAGS = ("event", "run_id", "t", "node")  # kept in their own columns, not in ``data``
-_SIDE_EFFECTS = ("route", "wait", "graph_end")  # events that also update runs / run_waits
+# events that also update runs / run_waits
+_SIDE_EFFECTS = (EventKind.ROUTE, EventKind.WAIT, EventKind.GRAPH_END)
 _ROWS_PER_INSERT = 64  # up to this many events go in one INSERT statement
 _INSERT_ONE = "INSERT INTO run_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -123,7 +125,7 @@ class RunStore(RunReading):
             self._seq.pop(run_id, None)
             raise GraphRunError(f"run {run_id!r} is being continued by another process") from exc
         self._seq[run_id] = seq + len(events)
-        if events[-1]["event"] == "graph_end":  # a later append (resume) reads the log again
+        if events[-1]["event"] == EventKind.GRAPH_END:  # a later append (resume) reads the log
             del self._seq[run_id]
 
     def _side_effects(self, run_id: str, events: list[dict[str, Any]], taken: str | None) -> None:
@@ -132,16 +134,16 @@ class RunStore(RunReading):
             self.conn.execute("UPDATE run_waits SET taken_at = ? WHERE run_id = ? AND key = ?",
                               (now, run_id, taken))
         for event in events:
-            if event["event"] == "route":
+            if event["event"] == EventKind.ROUTE:
                 self.conn.execute("UPDATE runs SET route = ? WHERE id = ?",
                                   (event["target"], run_id))
-            elif event["event"] == "wait":
+            elif event["event"] == EventKind.WAIT:
                 self.conn.execute(
                     "INSERT OR IGNORE INTO run_waits (run_id, key, node, question, options,"
                     " created_at, expires_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'open')",
                     (run_id, event["key"], event["node"], str(event.get("question", "")),
                      dumps(event.get("options") or []), event["t"], event.get("expires_at")))
-            elif event["event"] == "graph_end":
+            elif event["event"] == EventKind.GRAPH_END:
                 status = event["status"]
                 ended = now if status in ("completed", "failed") else None
                 self.conn.execute(
@@ -172,7 +174,7 @@ class RunStore(RunReading):
             "UPDATE runs SET status = 'running', error = NULL, ended_at = NULL, updated_at = ?"
             " WHERE id = ? AND status != 'cancelled'", (time.time(), run_id)).rowcount
         if reopened:
-            self.note(run_id, "rerun", steps=steps)
+            self.note(run_id, EventKind.RERUN, steps=steps)
         return bool(reopened)
 
     def cancel(self, run_id: str, by: str | None = None) -> bool:
@@ -194,7 +196,7 @@ class RunStore(RunReading):
                 " WHERE run_id = ? AND status = 'open'", (by, now, run_id))
         if stopped:
             fields = {"by": by} if error is None else {"error": error}
-            self.note(run_id, "graph_end", status=status, **fields)
+            self.note(run_id, EventKind.GRAPH_END, status=status, **fields)
         return bool(stopped)
 
     # -- waits -----------------------------------------------------------------------------
@@ -269,7 +271,7 @@ def _delta_json(delta: GraphState, events: list[dict[str, Any]]) -> str:
     try:
         return dumps(delta)
     except _NOT_JSON:
-        node = next((e.get("node") for e in events if e["event"] == "node_end"), "?")
+        node = next((e.get("node") for e in events if e["event"] == EventKind.NODE_END), "?")
         return _json_or_raise(delta, f"node {node!r} wrote")
 
 
