@@ -16,6 +16,7 @@ import sqlitedb
 from bot.config.settings import Settings
 from bot.delivery.ledger import Failure, Ledger
 from graphs.codefirst import flow_view, matrix_text
+from graphs.events import EventKind
 from graphs.runs import RunInfo, RunStore
 
 _SKIP = {"event", "run_id", "t", "node"}
@@ -95,15 +96,15 @@ def show(store: RunStore, run_id: str) -> int:
 def timeline_line(event: dict[str, Any]) -> str:
     """One event, readable: kind, node, then the fields that matter."""
     kind, node = event["event"], event.get("node")
-    if kind == "node_end":
+    if kind == EventKind.NODE_END:
         detail = (f"error: {event['error']}" if event.get("error")
                   else f"wrote {', '.join(event.get('wrote', [])) or 'nothing'}")
         retry = f", retry in {event['retry_in']}s" if "retry_in" in event else ""
         return (f"node_end    {node} ({event.get('duration_s', 0.0):.3f}s, attempt "
                 f"{event.get('attempt')}) {detail}{retry}")
-    if kind == "route":
+    if kind == EventKind.ROUTE:
         return f"route       {event.get('router')} -> {event.get('target')} ({event.get('label')})"
-    if kind == "wait":
+    if kind == EventKind.WAIT:
         return f"wait        {node}: {event.get('question')}"
     extra = {k: v for k, v in event.items() if k not in _SKIP}
     fields = " ".join(f"{k}={v}" for k, v in extra.items())

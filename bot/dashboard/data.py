@@ -17,6 +17,7 @@ from typing import Any
 from bot.dashboard.drawing import edges_of, render_svg, taken_edges
 from graphs import END, START, Graph, cost_totals
 from graphs.codefirst import flow_view
+from graphs.events import EventKind
 from graphs.runs import Registry, RunInfo, RunStore, WaitInfo, result_of
 
 STATUSES = ("waiting", "running", "failed", "completed", "cancelled")
@@ -91,7 +92,7 @@ def run_detail(store: RunStore, registry: Registry, run_id: str,
     if run.status == "running":
         bars += in_flight(store, run_id, bars, now)
     blocked = next((list(e.get("blocked") or []) for e in reversed(events)
-                    if e["event"] == "graph_end"), [])
+                    if e["event"] == EventKind.GRAPH_END), [])
     workflow = registry.get(run.workflow)
     graph = None if workflow is None else workflow.graph  # a code workflow has steps instead
     return {"run": run_row(run, cost_totals(events), open_wait, now),
@@ -114,16 +115,16 @@ def read_bars(events: list[dict[str, Any]], run: RunInfo,
     last = events[-1]["t"] if events else run.started_at
     for event in events:
         kind, node, t = event["event"], event.get("node"), float(event["t"])
-        if kind == "graph_start" and event.get("resumed"):
+        if kind == EventKind.GRAPH_START and event.get("resumed"):
             for bar in parked:
                 bar.end, bar.status = t, "answered"
             parked.clear()
-        elif kind == "node_start" and node:
+        elif kind == EventKind.NODE_START and node:
             active[node] = Bar(node, t, attempt=int(event.get("attempt") or 1))
             bars.append(active[node])
-        elif kind in ("model_call", "tool_call") and node in active:
+        elif kind in (EventKind.MODEL_CALL, EventKind.TOOL_CALL) and node in active:
             active[str(node)].calls.append(_call_view(event))
-        elif kind == "node_end" and node:
+        elif kind == EventKind.NODE_END and node:
             found = active.pop(node, None)
             if found is None:  # refused before it ran (a limit): a point on the timeline
                 found = Bar(node, t, attempt=int(event.get("attempt") or 0))
@@ -134,14 +135,14 @@ def read_bars(events: list[dict[str, Any]], run: RunInfo,
             bar.retry_in = event.get("retry_in")
             bar.status = ("retrying" if bar.retry_in is not None else
                           "failed" if bar.error else "completed")
-        elif kind == "wait" and node in active:
+        elif kind == EventKind.WAIT and node in active:
             bar = active.pop(str(node))
             bar.status, bar.question = "waiting", str(event.get("question") or "")
             parked.append(bar)
-        elif kind == "route":
+        elif kind == EventKind.ROUTE:
             routes.append({"t": t, "router": event.get("router"),
                            "target": event.get("target"), "label": event.get("label")})
-        elif kind == "graph_end" and event.get("status") == "cancelled":
+        elif kind == EventKind.GRAPH_END and event.get("status") == "cancelled":
             for bar in parked:
                 bar.end, bar.status = t, "cancelled"
             parked.clear()
@@ -290,7 +291,7 @@ def path_svg(graph: Graph, bars: list[Bar], routes: list[dict[str, Any]], status
 
 def _call_view(event: dict[str, Any]) -> dict[str, Any]:
     """A model or tool call inside a node, with one line to show for it."""
-    if event["event"] == "model_call":
+    if event["event"] == EventKind.MODEL_CALL:
         line = (f"{event.get('role') or '?'} model {event.get('model') or '?'}"
                 f" · {event.get('purpose') or '-'} · {event.get('input_tokens') or 0}→"
                 f"{event.get('output_tokens') or 0} tokens · ${event.get('cost_usd') or 0:.4f}")

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
 
-from graphs.graph import END, START, Graph
+from graphs.graph import END, START, Graph, reach_from
 
 NODE_H, LAYER_GAP, NODE_GAP, MARGIN = 34.0, 58.0, 26.0, 14.0
 CHAR_W, NODE_PAD, MIN_NODE_W = 7.4, 16.0, 70.0  # 13px sans-serif, roughly
@@ -85,7 +85,7 @@ def layout(graph: Graph) -> Layout:
     for edge in edges:
         successors[edge.src].append(edge.dst)
     distance = _distances(START, successors)
-    reach = {n: _reach(n, successors) for n in names}
+    reach = {n: reach_from(n, successors) for n in names}
     forward = [e for e in edges if e.src != e.dst and e.src in distance and e.dst in distance
                and (distance[e.src] < distance[e.dst]
                     or (distance[e.src] == distance[e.dst] and e.src not in reach[e.dst]))]
@@ -113,15 +113,6 @@ def _distances(start: str, successors: Mapping[str, list[str]]) -> dict[str, int
                     following.append(nxt)
         frontier = following
     return distance
-
-
-def _reach(src: str, successors: Mapping[str, list[str]]) -> set[str]:
-    seen, todo = set[str](), list(successors.get(src, []))
-    while todo:
-        if (name := todo.pop()) not in seen:
-            seen.add(name)
-            todo += successors.get(name, [])
-    return seen
 
 
 def _longest_paths(names: list[str], forward: list[Edge]) -> dict[str, int]:

@@ -110,42 +110,47 @@ def draft(deps: ContentDeps) -> Step:
     return node
 
 
-def check_tone(deps: ContentDeps) -> Step:
-    """The small model scores the tone; a reply without a verdict is not checked."""
+def a_check(key: str, ask: Callable[[GraphState], Awaitable[Any]]) -> Step:
+    """A check node writing its review to ``key``: after a stop it is not checked; a refused
+    call stops the workflow (``aggregate`` reads ``refused``); a failed call did not run,
+    so it is not checked, never a pass; otherwise the reply's verdict (``review_of``)."""
 
     async def node(state: GraphState) -> dict[str, Any]:
         if state.get("stopped"):
-            return {"tone": not_checked("stopped")}
-        messages = [{"role": "system", "content": deps.prompts["check_tone"]},
-                    {"role": "user", "content": f"Brief: {state['brief']}\n\n{state['draft']}"}]
+            return {key: not_checked("stopped")}
         try:
-            reply = await deps.small.complete(messages, max_tokens=200, purpose="check_tone")
+            result = await ask(state)
         except Refused as refused:
-            return {"tone": {**not_checked("refused"), "refused": refused.reason}}
+            return {key: {**not_checked("refused"), "refused": refused.reason}}
         except Exception as exc:  # a failed check did not run; it is not a pass either
             why = getattr(exc, "user_message", None) or type(exc).__name__
-            return {"tone": not_checked(f"the check failed ({why})")}
-        return {"tone": review_of(reply)}
+            return {key: not_checked(f"the check failed ({why})")}
+        return {key: review_of(result)}
 
     return node
+
+
+def check_tone(deps: ContentDeps) -> Step:
+    """The small model scores the tone; a reply without a verdict is not checked."""
+
+    async def ask(state: GraphState) -> Any:
+        messages = [{"role": "system", "content": deps.prompts["check_tone"]},
+                    {"role": "user", "content": f"Brief: {state['brief']}\n\n{state['draft']}"}]
+        return await deps.small.complete(messages, max_tokens=200, purpose="check_tone")
+
+    return a_check("tone", ask)
 
 
 def check_facts(deps: ContentDeps) -> Step:
     """An agent with only the memory search tool checks claims against the notes."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
-        if state.get("stopped"):
-            return {"facts": not_checked("stopped")}
+    async def ask(state: GraphState) -> Any:
         messages = [{"role": "system", "content": deps.prompts["check_facts"]},
                     {"role": "user", "content": state["draft"]}]
-        try:
-            result = await deps.loop(deps.big, messages, deps.facts_tools,
-                                     deps.make_caller(state["sender"]), purpose="check_facts")
-        except Refused as refused:
-            return {"facts": {**not_checked("refused"), "refused": refused.reason}}
-        return {"facts": review_of(result)}
+        return await deps.loop(deps.big, messages, deps.facts_tools,
+                               deps.make_caller(state["sender"]), purpose="check_facts")
 
-    return node
+    return a_check("facts", ask)
 
 
 def check_length(deps: ContentDeps) -> Callable[[GraphState], dict[str, Any]]:
