@@ -17,7 +17,7 @@ from graphs import END, START, Graph, Node, RunStore, human_node, route_on, run_
 
 def test_public_names_are_the_listed_ones() -> None:
     assert sorted(graphs.__all__) == sorted(
-        ["END", "START", "AgentLoop", "ChatModel", "Graph", "GraphBuildError",
+        ["END", "START", "AgentLoop", "ChatModel", "EventKind", "Graph", "GraphBuildError",
          "GraphRunError", "GraphState", "GraphWorkflow", "JsonlTrace", "Node", "NodeFn",
          "Observer", "Registry", "RetryPolicy", "RouteFn", "RunInfo", "RunRecord", "RunResult",
          "RunStatus", "RunStore", "Runs", "Suspend", "WaitExpired", "WaitInfo", "agent_node",

@@ -1,0 +1,34 @@
+"""The content workflow's model checks share one way of turning a call into a review."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from graphs.workflows.content import a_check, not_checked
+from graphs.workflows.verdicts import Refused
+
+
+class Failing(Exception):
+    user_message = "The OpenAI API had a server error (HTTP 500)."
+
+
+def check_raising(exc: Exception) -> Any:
+    async def ask(state: dict[str, Any]) -> Any:
+        raise exc
+    return a_check("tone", ask)
+
+
+async def test_a_check_stopped_refused_failed_or_answered() -> None:
+    async def reply(state: dict[str, Any]) -> Any:
+        return SimpleNamespace(text='{"score": 0.9, "feedback": "fine"}', error=None)
+
+    assert await a_check("facts", reply)({"stopped": "budget"}) == {
+        "facts": not_checked("stopped")}
+    assert await check_raising(Refused("Budget used up."))({}) == {
+        "tone": {**not_checked("refused"), "refused": "Budget used up."}}
+    assert await check_raising(Failing())({}) == {"tone": not_checked(
+        "the check failed (The OpenAI API had a server error (HTTP 500).)")}
+    assert await check_raising(ValueError("x"))({}) == {
+        "tone": not_checked("the check failed (ValueError)")}
+    assert await a_check("facts", reply)({}) == {"facts": {"score": 0.9, "feedback": "fine"}}
