@@ -30,8 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.adapters.base import Button, IncomingMessage
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from bot.config.settings import Settings
 from bot.models import Models
 from bot.models.base import Message, Observer, Reply, ToolSpec, Usage, emit, resolve_observer
@@ -118,8 +117,8 @@ async def bench(home: Path, sequential: int, burst: int) -> None:
     settings = Settings.from_env({"FRONTDESK_HOME": str(home), "TELEGRAM_OWNER_ID": OWNER,
                                   "TELEGRAM_ALLOWED_USERS": allowed})
     small, big = ZeroLatencyModel("small"), ZeroLatencyModel("big")
-    services = Services.from_settings(settings, models=Models(small=small, big=big))
-    gateway = Gateway(services)
+    services = assemble(settings, models=Models(small=small, big=big))
+    gateway = services.gateway
     await gateway.start()
     adapter = MemoryAdapter()
     await gateway.attach(adapter)

@@ -21,8 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from bot.models import Models
 from bot.models.offline import OfflineModel
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
@@ -40,10 +39,10 @@ async def bare_sleep_lateness() -> list[float]:
 
 
 async def timer_lateness(home: Path) -> list[float]:
-    services = Services.from_settings(
+    services = assemble(
         make_settings(home), models=Models(small=OfflineModel(role="small"),
                                            big=OfflineModel(role="big")))
-    gateway = Gateway(services)
+    gateway = services.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
@@ -56,7 +55,7 @@ async def timer_lateness(home: Path) -> list[float]:
 
     adapter.send = timed  # type: ignore[method-assign]
     timer = asyncio.create_task(services.scheduler.run())
-    zone, start = services.owner_zone(), time.time() + 0.5
+    zone, start = services.owner.zone(), time.time() + 0.5
     dues = [start + i * GAP_S for i in range(COUNT)]
     for i, due in enumerate(dues):
         services.reminders.add("owner", "telegram", OWNER, f"r{i}",

@@ -6,14 +6,14 @@ message naming them (name, username, numeric id, platform, first words) with **A
 **Block** buttons; later messages from them get nothing until the owner decides. The person,
 their waiting message and the decision live in the ``people`` table (``bot.access.people``), and the
 buttons are the ledger's own opaque press tokens, so a press after a restart still works.
-Allow answers the waiting message (recorded in the inbox first: a crash after the press
-still answers it at the next start); Block keeps them refused. No model is called for a
-stranger. Either way the terminal says once per person who wrote and how to allow them.
+Allow hands the waiting message back for the gateway to answer (recorded in the inbox
+first: a crash after the press still answers it at the next start); Block keeps them
+refused. No model is called for a stranger. Either way the terminal says once per person who
+wrote and how to allow them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -34,7 +34,6 @@ LABELS = {"allow": "Allow", "block": "Block"}
 FIRST_WORDS = 120
 ALLOWLIST_VARS = {"telegram": "TELEGRAM_ALLOWED_USERS", "discord": "DISCORD_ALLOWED_USERS"}
 OWNER_VARS = {"telegram": "TELEGRAM_OWNER_ID", "discord": "DISCORD_OWNER_ID"}
-Answer = Callable[[Accepted], Awaitable[Reply | None]]
 
 
 def first_words(text: str, limit: int = FIRST_WORDS) -> str:
@@ -62,7 +61,6 @@ class Strangers:
         self.ledger, self.outbox, self.people = ledger, outbox, people
         self.owner_chat = owner_chat
         self._told: set[tuple[str, str]] = set()  # whom the terminal was told about
-        self.answering: set[asyncio.Task[None]] = set()  # allowed people's waiting messages
 
     # -- a stranger writes -------------------------------------------------------------
     async def arrived(self, msg: IncomingMessage) -> Reply | None:
@@ -150,11 +148,12 @@ class Strangers:
                         msg.user_id, name, allow)
 
     # -- the owner presses Allow or Block ----------------------------------------------
-    async def press(self, target: ButtonTarget, answer: Answer) -> PressResult:
-        """Decide once; Allow answers the waiting message through ``answer``."""
+    def press(self, target: ButtonTarget) -> tuple[PressResult, Accepted | None]:
+        """Decide once; on Allow, the waiting message to answer now (it is recorded in the
+        inbox first, so a crash before its answer still answers it at the next start)."""
         platform, _, user_id = target.run_id[len(PAIRING_RUN):].partition(":")
         if self.people.status(platform, user_id) != "asked":
-            return PressResult("This was already decided.", False)
+            return PressResult("This was already decided.", False), None
         waiting = self.people.waiting_message(platform, user_id)
         msg = IncomingMessage.from_json(waiting) if waiting else None
         allow = target.answer == "allow"
@@ -165,18 +164,7 @@ class Strangers:
         self.people.take_message(platform, user_id)
         log.warning("the owner %s %s user %s", "allowed" if allow else "blocked", platform,
                     user_id)
-        if recorded and msg is not None:  # answered on its own: the press is answered now
-            task = asyncio.create_task(self._answer(answer, Accepted(msg, "allowed")))
-            self.answering.add(task)
-            task.add_done_callback(self.answering.discard)
         edit = (f"Allowed: {platform} user {user_id} may write to me now." if allow
                 else f"Blocked: {platform} user {user_id} stays refused.")
-        return PressResult(f"{target.label} ✓", True, edit_text=edit)
-
-    @staticmethod
-    async def _answer(answer: Answer, accepted: Accepted) -> None:
-        try:
-            await answer(accepted)
-        except Exception:  # it stays open in the inbox: the next start answers it
-            log.exception("answering %s user %s's waiting message failed",
-                          accepted.message.platform, accepted.message.user_id)
+        admitted = Accepted(msg, "allowed") if recorded and msg is not None else None
+        return PressResult(f"{target.label} ✓", True, edit_text=edit), admitted

@@ -4,20 +4,25 @@ A button press (only the owner's counts; forged, stale and second presses say so
 outcome a press owes its chat (queued again at start when a crash came between), a wait's
 expiry, and the reply any run's state gives (its question with one opaque token per option,
 its answer, or the failure), with the run's costs and its JSONL trace written on the way.
-The gateway owns the chat locks and hands them in, so a press and a message of one chat are
-handled one at a time.
+It shares the gateway's chat locks (``bot.chat.locks``), so a press and a message of one chat
+are handled one at a time. A press on pairing's Allow hands back the stranger's waiting
+message (``Decided.admitted``) for the gateway to answer.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from bot.access.allowlist import Access
 from bot.access.pairing import Strangers, is_pairing
 from bot.adapters.base import Accepted, Button, PressResult, Reply
-from bot.app import Services
+from bot.chat.locks import ChatLocks
+from bot.delivery.ledger import ButtonTarget, Ledger
+from bot.delivery.outbox import Outbox
 from graphs import RunResult, cost_totals
+from graphs.runs import Runs, RunStore
 from graphs.trace import daily_path, write_jsonl
 
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
@@ -32,20 +37,31 @@ def outcome_key(run_id: str, wait_key: str) -> str:
     return f"outcome:{run_id}:{wait_key}"
 
 
+@dataclass(frozen=True)
+class Decided:
+    """What a press comes to: the answer to the presser, and the message a stranger the
+    owner just allowed was waiting with (the gateway answers it), if any."""
+
+    result: PressResult
+    admitted: Accepted | None = None
+
+
 class Decisions:
     """Presses, owed outcomes and expiries over the run layer; replies from run states."""
 
-    def __init__(self, services: Services, strangers: Strangers,
-                 locks: dict[tuple[str, str], asyncio.Lock]) -> None:
-        self.s, self.outbox, self.strangers, self.locks = (services, services.outbox,
-                                                          strangers, locks)
+    def __init__(self, *, ledger: Ledger, outbox: Outbox, store: RunStore, runs: Runs,
+                 access: Access, strangers: Strangers, locks: ChatLocks,
+                 traces_dir: Path) -> None:
+        self.ledger, self.outbox, self.store, self.runs = ledger, outbox, store, runs
+        self.access, self.strangers, self.locks = access, strangers, locks
+        self.traces_dir = traces_dir  # where each run's JSONL trace is written
 
     def reply_from(self, state: RunResult, default_route: str) -> Reply:
         """What a run's state says to its chat (its question and buttons, its answer, or the
         failure), with its costs; the run's JSONL trace is written on the way."""
-        events = self.s.store.events(state.run_id) if state.run_id else []
+        events = self.store.events(state.run_id) if state.run_id else []
         if state.run_id:  # the JSONL trace: an export of the run's durable events
-            write_jsonl(events, daily_path(self.s.settings.traces_dir, state.run_id))
+            write_jsonl(events, daily_path(self.traces_dir, state.run_id))
         costs = cost_totals(events)
         calls = {"small": costs["calls"].get("small", 0), "big": costs["calls"].get("big", 0)}
         route = str(state.get("route") or default_route)
@@ -62,36 +78,39 @@ class Decisions:
 
     def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
         """One opaque token per option of a wait."""
-        return [Button(option, self.s.ledger.button_token(run_id, str(wait["key"]), option,
-                                                          option))
+        return [Button(option, self.ledger.button_token(run_id, str(wait["key"]), option,
+                                                        option))
                 for option in wait.get("options") or []]
 
-    async def press(self, platform: str, user_id: str, token: str,
-                    process: Callable[[Accepted], Awaitable[Reply | None]]) -> PressResult:
+    async def press(self, platform: str, user_id: str, token: str) -> Decided:
         """A button press: only the owner's counts; forged, stale and second presses say so."""
-        target = self.s.ledger.button(token)
+        target = self.ledger.button(token)
         if target is None:
-            return PressResult("This button is not valid (anymore).", False)
-        if self.s.access.level(platform, user_id) != "owner":
-            return PressResult(NOT_OWNER, False)
+            return Decided(PressResult("This button is not valid (anymore).", False))
+        if self.access.level(platform, user_id) != "owner":
+            return Decided(PressResult(NOT_OWNER, False))
         if is_pairing(target):  # Allow / Block for a stranger: no run behind it
-            return await self.strangers.press(target, process)
-        run = self.s.store.run(target.run_id)
+            return Decided(*self.strangers.press(target))
+        return Decided(await self._decide(target, platform))
+
+    async def _decide(self, target: ButtonTarget, platform: str) -> PressResult:
+        """The owner's press on a run's wait, under the lock of the run's chat."""
+        run = self.store.run(target.run_id)
         where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
             if run else (platform, "")
-        async with self.locks.setdefault(where, asyncio.Lock()):
-            wait = self.s.store.wait(target.run_id, target.wait_key)
+        async with self.locks.of(*where):
+            wait = self.store.wait(target.run_id, target.wait_key)
             outcome = outcome_key(target.run_id, target.wait_key)
             if wait is not None and wait.status == "answered" and wait.answer == target.answer \
                     and run is not None and run.status != "running":
                 # This very press was taken before a crash: its outcome may not have been
                 # queued, so queue it (once per key) and settle the buttons as a first press.
-                state = self.s.runs.load(target.run_id)
+                state = self.runs.load(target.run_id)
             elif wait is None or wait.status != "open":
                 return PressResult(STALE.get(wait.status if wait else "", STALE[""]), False)
             else:
-                state = await self.s.runs.resume(target.run_id, target.answer, "owner",
-                                                 key=target.wait_key, reply_key=outcome)
+                state = await self.runs.resume(target.run_id, target.answer, "owner",
+                                               key=target.wait_key, reply_key=outcome)
                 if state.already_answered:  # another press won the race
                     return PressResult(STALE["answered"], False)
             reply = self.reply_from(state, default_route="command")
@@ -102,25 +121,25 @@ class Decisions:
         """Queue the outcome of every press taken since ``since`` whose run ended before its
         outcome was queued (a crash in between); how many were owed."""
         owed = 0
-        for wait in self.s.store.owed_replies(since):
+        for wait in self.store.owed_replies(since):
             where = (str(wait.meta.get("platform")), str(wait.meta.get("chat_id")))
             key = str(wait.reply_key)
-            if "chat_id" not in wait.meta or self.s.ledger.parts(*where, key):
+            if "chat_id" not in wait.meta or self.ledger.parts(*where, key):
                 continue
-            reply = self.reply_from(self.s.runs.load(wait.run_id), default_route="command")
+            reply = self.reply_from(self.runs.load(wait.run_id), default_route="command")
             await self.outbox.deliver(*where, key, reply.text, reply.buttons)
             owed += 1
         return owed
 
     async def expire(self, now: float | None = None) -> int:
         """Follow ``on_expiry`` for every wait past its time and tell its chat; how many."""
-        results = await self.s.runs.expire_due(now)
+        results = await self.runs.expire_due(now)
         for state in results:
-            run = self.s.store.run(state.run_id or "")
+            run = self.store.run(state.run_id or "")
             if run is None or "chat_id" not in run.meta:
                 continue
             reply = self.reply_from(state, default_route="command")
-            nth = len(self.s.store.waits("expired", run.id))  # one notice per expired wait
+            nth = len(self.store.waits("expired", run.id))  # one notice per expired wait
             await self.outbox.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
                                       f"expired:{run.id}:{nth}", reply.text, reply.buttons)
         return len(results)

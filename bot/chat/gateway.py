@@ -14,23 +14,35 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from bot.access.pairing import REFUSAL as REFUSAL
+from bot.access.allowlist import Access
 from bot.access.pairing import Strangers, first_words
 from bot.adapters.base import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
-from bot.app import AnyWorkflow, Services, match_option
+from bot.chat.answers import match_option
 from bot.chat.approval_relay import ask_owner, relayed_wait
 from bot.chat.commands import Command, CommandHandler, parse
 from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
-from bot.chat.decisions import STALE as STALE
-from bot.chat.workflow_commands import WORKFLOW_COMMANDS, CommandRequest, WorkflowCommand
-from bot.media.attachments import Attachments
-from graphs import RunResult
-from graphs.runs import WaitInfo
+from bot.chat.locks import ChatLocks
+from bot.chat.workflow_commands import (
+    WORKFLOW_COMMANDS,
+    CommandRequest,
+    WorkflowCommand,
+    briefing_input,
+)
+from bot.config.settings import Settings
+from bot.delivery.ledger import Ledger
+from bot.delivery.notifier import OwnerNotifier
+from bot.delivery.outbox import Outbox
+from graphs import Graph, RunResult
+from graphs.runs import Runs, RunStore, WaitInfo, Workflow
 from graphs.trace import prune
+from memory.notes import Memory
+
+if TYPE_CHECKING:  # the pipeline is built on the first message with files
+    from bot.media.attachments import Attachments
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +54,7 @@ MAX_TRIES = 3  # a message whose answer crashed the process this often is given 
 GAVE_UP = ("Sorry, I could not answer this message: working on it stopped me {} times, so I "
            "have set it aside. Please send it again in other words.")
 OWED_WINDOW_S = 7 * 24 * 3600.0  # presses this recent are checked for an unqueued outcome
+AnyWorkflow: TypeAlias = Graph | Workflow  # a graph workflow or a code one
 
 
 def run_id_for(msg: IncomingMessage) -> str:
@@ -53,26 +66,44 @@ def run_id_for(msg: IncomingMessage) -> str:
 class Gateway:
     """Routes messages and button presses between the adapters and the workflows."""
 
-    def __init__(self, services: Services) -> None:
-        self.s = services
-        self.outbox = services.outbox  # the one the owner notifier sends through too
-        self.commands = CommandHandler(services.memory, services.reminders)
-        self._chat_locks: dict[tuple[str, str], asyncio.Lock] = {}
+    def __init__(self, *, settings: Settings, ledger: Ledger, outbox: Outbox, memory: Memory,
+                 store: RunStore, runs: Runs, access: Access, notifier: OwnerNotifier,
+                 chat_workflow: AnyWorkflow, workflows: Mapping[str, AnyWorkflow],
+                 today: Callable[[], str], commands: CommandHandler, strangers: Strangers,
+                 decisions: Decisions, locks: ChatLocks,
+                 start_tools: Callable[[], Awaitable[None]],
+                 make_files: Callable[[], Attachments]) -> None:
+        """``chat_workflow`` answers a plain message (triage, or the plain agent loop);
+        ``workflows`` by name start the workflow commands and the briefing; ``today`` is the
+        owner's ISO date; ``start_tools`` starts the MCP servers; ``make_files`` builds the
+        attachments pipeline, on the first message with files."""
+        self.settings, self.ledger, self.memory = settings, ledger, memory
+        self.outbox = outbox  # the one the owner notifier sends through too
+        self.store, self.runs, self.notifier = store, runs, notifier
+        self.allowlist = access
+        self.chat_workflow, self.workflows, self.today = chat_workflow, workflows, today
+        self.commands, self.strangers, self.decisions = commands, strangers, decisions
+        self.locks = locks  # shared with the decisions: one thing at a time per chat
+        self.start_tools, self.make_files = start_tools, make_files
+        self._files: Attachments | None = None
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
-        services.scheduler.brief = self.scheduled_brief  # FRONTDESK_BRIEF_AT's daily task
-        self.files = Attachments.from_settings(services.settings)  # photos, voice, documents
-        self.strangers = Strangers(services.settings, services.ledger, self.outbox,
-                                   services.people, services.notifier.owner_chat)
-        self.decisions = Decisions(services, self.strangers, self._chat_locks)
+        self.answering: set[asyncio.Task[None]] = set()  # messages of people just allowed
+
+    @property
+    def files(self) -> Attachments:
+        """Photos, voice and documents become text and images (built on first use)."""
+        if self._files is None:
+            self._files = self.make_files()
+        return self._files
 
     # -- adapters ------------------------------------------------------------------------
     async def start(self) -> None:
         """Before any message: continue the runs a crash left running, expire overdue waits."""
-        prune(self.s.settings.traces_dir, self.s.settings.trace_days)  # and at every start
-        await self.s.start_tools()  # MCP tools, before a recovered run may call one
-        await self.s.runs.recover()
+        prune(self.settings.traces_dir, self.settings.trace_days)  # and at every start
+        await self.start_tools()  # MCP tools, before a recovered run may call one
+        await self.runs.recover()
         await self.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
-        await self.s.notifier.resume()  # urgent messages held back by the hourly limit
+        await self.notifier.resume()  # urgent messages held back by the hourly limit
         await self.expire()
 
     async def attach(self, adapter: Adapter, *, recover: bool = True,
@@ -91,13 +122,13 @@ class Gateway:
         if not recover:
             return
         backlog: dict[tuple[str, str], list[IncomingMessage]] = {}
-        for item in self.s.ledger.open_messages(adapter.platform):
+        for item in self.ledger.open_messages(adapter.platform):
             try:
                 msg = IncomingMessage.from_record(item.payload)
             except ValueError as unreadable:
                 log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
                             item.platform, item.chat_id, item.message_id, unreadable)
-                self.s.ledger.fail(item.platform, item.chat_id, item.message_id,
+                self.ledger.fail(item.platform, item.chat_id, item.message_id,
                                    f"unreadable: {unreadable}")
                 continue
             backlog.setdefault((msg.platform, msg.chat_id), []).append(msg)
@@ -116,7 +147,7 @@ class Gateway:
     async def _recover_chat(self, chat: tuple[str, str], messages: list[IncomingMessage],
                             locked: asyncio.Event) -> None:
         """One chat's backlog, in order, under the chat's lock from first to last."""
-        async with self._chat_locks.setdefault(chat, asyncio.Lock()):
+        async with self.locks.of(*chat):
             locked.set()
             for msg in messages:
                 try:
@@ -127,7 +158,7 @@ class Gateway:
 
     def access(self, msg: IncomingMessage) -> str | None:
         """'owner', 'allowed', or None for someone not on the allowlist."""
-        return self.s.access.level(msg.platform, msg.user_id)
+        return self.allowlist.level(msg.platform, msg.user_id)
 
     # -- messages ------------------------------------------------------------------------
     async def handle(self, msg: IncomingMessage) -> Reply | None:
@@ -147,7 +178,7 @@ class Gateway:
         recorded: ``process`` refuses it once per chat.
         """
         accepted = Accepted(msg, self.access(msg))
-        if accepted.level is not None and not self.s.ledger.record(
+        if accepted.level is not None and not self.ledger.record(
                 msg.platform, msg.chat_id, msg.message_id, msg.user_id, msg.to_json()):
             return None
         return accepted
@@ -160,25 +191,25 @@ class Gateway:
         return await self._process(msg, accepted.is_owner)
 
     async def _process(self, msg: IncomingMessage, is_owner: bool) -> Reply:
-        async with self._chat_locks.setdefault((msg.platform, msg.chat_id), asyncio.Lock()):
+        async with self.locks.of(msg.platform, msg.chat_id):
             return await self._answer_locked(msg, is_owner)
 
     async def _answer_locked(self, msg: IncomingMessage, is_owner: bool) -> Reply:
         """Answer a message (its chat's lock held): deliver, record, keep the history. Each
         try is counted first; past MAX_TRIES (every earlier one crashed the process: a poison
         message) the message is set aside, visibly, so the bot can start."""
-        tries = self.s.ledger.take_up(msg.platform, msg.chat_id, msg.message_id)
+        tries = self.ledger.take_up(msg.platform, msg.chat_id, msg.message_id)
         if tries > MAX_TRIES:
             log.error("message %s/%s crashed its answer %d times; marked failed",
                       msg.platform, msg.message_id, tries - 1)
-            self.s.ledger.fail(msg.platform, msg.chat_id, msg.message_id,
+            self.ledger.fail(msg.platform, msg.chat_id, msg.message_id,
                                f"gave up after {tries - 1} tries")
             reply = Reply(GAVE_UP.format(tries - 1), "failed", run_id_for(msg))
             await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
-            self.files.discard(msg)  # set aside: its files are not needed any more
+            self._discard(msg)  # set aside: its files are not needed any more
             return reply
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
-        deadline = asyncio.timeout(self.s.settings.answer_deadline)
+        deadline = asyncio.timeout(self.settings.answer_deadline)
         try:
             async with deadline:
                 reply = await self._answer(msg, is_owner)
@@ -187,15 +218,20 @@ class Gateway:
         await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
                                   reply.buttons)
         status = "failed" if reply.route == "failed" else "answered"
-        self.s.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
-        self.files.discard(msg)
+        self.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
+        self._discard(msg)
         if reply.route not in {"command", "failed"}:
-            self.s.memory.add_history(self._chat(msg), "assistant", reply.text)
+            self.memory.add_history(self._chat(msg), "assistant", reply.text)
         return reply
+
+    def _discard(self, msg: IncomingMessage) -> None:
+        """The message is answered: its files (if it had any) are not needed any more."""
+        if msg.attachments:
+            self.files.discard(msg)
 
     def _open_wait(self, msg: IncomingMessage) -> WaitInfo | None:
         """The oldest open question of a run started from this message's chat, if any."""
-        found = self.s.store.waits_of_chat(msg.platform, msg.chat_id)
+        found = self.store.waits_of_chat(msg.platform, msg.chat_id)
         return found[0] if found else None
 
     def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
@@ -204,8 +240,8 @@ class Gateway:
         run_id = run_id_for(msg)
         if past_deadline and isinstance(exc, TimeoutError):
             log.warning("message %s/%s stopped at its deadline (%.0f s)", msg.platform,
-                        msg.message_id, self.s.settings.answer_deadline)
-            self.s.runs.fail(run_id, "deadline")
+                        msg.message_id, self.settings.answer_deadline)
+            self.runs.fail(run_id, "deadline")
             return Reply(TOO_SLOW, "failed", run_id)
         log.error("message %s/%s failed", msg.platform, msg.message_id, exc_info=exc)
         return Reply(FAILURE, "failed", run_id)
@@ -231,17 +267,17 @@ class Gateway:
         answer = match_option(waiting, msg.text) if waiting is not None else None
         if waiting is not None and answer is not None:
             return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
-        relayed = relayed_wait(self.s.ledger, self.s.store, msg.platform, msg.chat_id) \
+        relayed = relayed_wait(self.ledger, self.store, msg.platform, msg.chat_id) \
             if is_owner and waiting is None else None
         answer = match_option(relayed, msg.text) if relayed is not None else None
         if relayed is not None and answer is not None:  # a guest's tool call, typed: a press
-            token = self.s.ledger.button_token(relayed.run_id, relayed.key, answer, answer)
+            token = self.ledger.button_token(relayed.run_id, relayed.key, answer, answer)
             pressed = await self.press(msg.platform, msg.user_id, token)
             return Reply(pressed.edit_text or pressed.alert, "command", relayed.run_id)
-        graph = self.s.triage if self.s.settings.graph_workflows else self.s.loop_graph
-        state = await self._run(msg, graph, lambda: self._message_input(msg, is_owner, extra))
+        state = await self._run(msg, self.chat_workflow,
+                                lambda: self._message_input(msg, is_owner, extra))
         if not is_owner and state.status == "waiting" and state.waits:  # a tool approval
-            text = await ask_owner(self.s.notifier, self.outbox, msg.platform,
+            text = await ask_owner(self.notifier, self.outbox, msg.platform,
                                    state.run_id or "", state.waits[0], self.decisions.buttons)
             return replace(self.decisions.reply_from(state, default_route="loop"), text=text,
                            buttons=[])
@@ -252,8 +288,8 @@ class Gateway:
         """A new run's input: the text, who sent it, the chat so far (which it then joins),
         and what its files added (``caption``, ``images``)."""
         history = [{"role": role, "content": text}
-                   for role, text in self.s.memory.history(self._chat(msg), 10)]
-        self.s.memory.add_history(self._chat(msg), "user", msg.text)
+                   for role, text in self.memory.history(self._chat(msg), 10)]
+        self.memory.add_history(self._chat(msg), "user", msg.text)
         return {"text": msg.text, "sender": self.sender(msg, is_owner), "history": history,
                 **extra}
 
@@ -261,20 +297,20 @@ class Gateway:
                    make_input: Callable[[], dict[str, Any]]) -> RunResult:
         """Start this message's run, or take up the one a crash interrupted."""
         run_id = run_id_for(msg)
-        self.s.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id)
+        self.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id)
         return await self._start(workflow, make_input, run_id, msg.platform, msg.chat_id)
 
     async def _start(self, workflow: AnyWorkflow, make_input: Callable[[], dict[str, Any]],
                      run_id: str, platform: str, chat_id: str) -> RunResult:
         """Run ``run_id`` of a workflow in a chat, or take it as it stands (never a second:
         its input, and what building it records, is made only for a new run)."""
-        if self.s.store.run(run_id) is not None:  # recovered at ``start``: its input is not
-            return self.s.runs.load(run_id)     # built again (that would record it twice)
+        if self.store.run(run_id) is not None:  # recovered at ``start``: its input is not
+            return self.runs.load(run_id)     # built again (that would record it twice)
         state = make_input()
         meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"],
                 "name": state["sender"].get("name", ""),
                 "words": first_words(str(state.get("text") or state.get("brief") or ""))}
-        return await self.s.runs.start(workflow, state, run_id=run_id, meta=meta)
+        return await self.runs.start(workflow, state, run_id=run_id, meta=meta)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
         started = WORKFLOW_COMMANDS.get(command.name)
@@ -295,22 +331,23 @@ class Gateway:
 
         def make_input() -> dict[str, Any]:
             sender = self.sender(msg, is_owner)
-            return command.input(CommandRequest(argument, sender, self.s.today()))
+            return command.input(CommandRequest(argument, sender, self.today()))
 
-        state = await self._run(msg, self.s.workflows[command.workflow], make_input)
+        state = await self._run(msg, self.workflows[command.workflow], make_input)
         return self.decisions.reply_from(state, default_route="command")
 
     async def brief(self, platform: str, chat_id: str, run_id: str) -> Reply:
         """The morning briefing (a code workflow) in this chat, or run ``run_id`` as it stands."""
-        state = await self._start(self.s.brief, lambda: self.s.brief_input(platform, chat_id),
+        state = await self._start(self.workflows["brief"],
+                                  lambda: briefing_input(self.today(), platform, chat_id),
                                   run_id, platform, chat_id)
         return self.decisions.reply_from(state, default_route="command")
 
     async def scheduled_brief(self, day: str) -> None:
         """FRONTDESK_BRIEF_AT's briefing of ``day``, in the owner's chat (once per day)."""
-        platform = self.s.notifier.targets("")[0]
-        chat = await self.s.notifier.owner_chat(platform)
-        async with self._chat_locks.setdefault((platform, chat), asyncio.Lock()):
+        platform = self.notifier.targets("")[0]
+        chat = await self.notifier.owner_chat(platform)
+        async with self.locks.of(platform, chat):
             reply = await self.brief(platform, chat, f"brief-{day}")
             await self.outbox.deliver(platform, chat, f"brief-{day}", reply.text, reply.buttons)
 
@@ -320,11 +357,11 @@ class Gateway:
         waiting = self._open_wait(msg)
         if waiting is None:
             return "Nothing is waiting in this chat."
-        self.s.runs.cancel(waiting.run_id, by="owner")
+        self.runs.cancel(waiting.run_id, by="owner")
         return "Cancelled the waiting run."
 
     async def _answer_wait(self, wait: WaitInfo, answer: str, by: str) -> Reply:
-        state = await self.s.runs.resume(wait.run_id, answer, by, key=wait.key)
+        state = await self.runs.resume(wait.run_id, answer, by, key=wait.key)
         return self.decisions.reply_from(state, default_route="command")
 
     # -- replies, runs and approvals -----------------------------------------------------
@@ -335,7 +372,19 @@ class Gateway:
 
     async def press(self, platform: str, user_id: str, token: str) -> PressResult:
         """A button press: only the owner's counts; forged, stale and second presses say so."""
-        return await self.decisions.press(platform, user_id, token, self.process)
+        decided = await self.decisions.press(platform, user_id, token)
+        if decided.admitted is not None:  # the owner allowed a stranger: answer their message
+            task = asyncio.create_task(self._answer_admitted(decided.admitted))
+            self.answering.add(task)
+            task.add_done_callback(self.answering.discard)
+        return decided.result
+
+    async def _answer_admitted(self, accepted: Accepted) -> None:
+        try:
+            await self.process(accepted)
+        except Exception:  # it stays open in the inbox: the next start answers it
+            log.exception("answering %s user %s's waiting message failed",
+                          accepted.message.platform, accepted.message.user_id)
 
     async def queue_owed_outcomes(self, since: float) -> int:
         """Queue each press's outcome a crash kept from being queued; how many were owed."""
@@ -365,7 +414,3 @@ def storable(text: str) -> str:
     """Text SQLite can store: a lone surrogate (a console's undecodable byte) becomes '?'."""
     return text.encode("utf-8", "replace").decode("utf-8")
 
-
-def with_text(msg: IncomingMessage, text: str) -> IncomingMessage:
-    """The same message with other text (used by tests and the console)."""
-    return replace(msg, text=text)

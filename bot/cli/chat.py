@@ -15,8 +15,7 @@ import sys
 
 from bot.adapters.base import Attachment, Reply
 from bot.adapters.console import ConsoleAdapter, console_message, file_attachment
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from bot.config.logs import setup_logging
 from bot.config.settings import Settings
 
@@ -24,8 +23,8 @@ from bot.config.settings import Settings
 async def send_one(settings: Settings, text: str, user: str | None,
                    files: tuple[Attachment, ...] = ()) -> tuple[Reply, list[str]]:
     """The reply to one message (with ``files``), and what else was sent (owner notices)."""
-    services = Services.from_settings(settings)
-    gateway = Gateway(services)
+    app = assemble(settings)
+    gateway = app.gateway
     await gateway.start()
     adapter = ConsoleAdapter(echo=False)
     await gateway.attach(adapter, recover=False)
@@ -33,7 +32,7 @@ async def send_one(settings: Settings, text: str, user: str | None,
     try:
         reply = await gateway.handle(message)
     finally:
-        await services.stop_tools()
+        await app.mcp.stop()
     assert reply is not None, "a fresh console message is never a duplicate"
     others = [sent for chat, sent in adapter.sent if chat != message.chat_id]
     return reply, others

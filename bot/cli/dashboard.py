@@ -26,24 +26,25 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         print(f"frontdesk dashboard: {exc}", file=sys.stderr)
         return 2
     port = next(p for p in (args.port, settings.dashboard_port, DEFAULT_PORT) if p is not None)
-    from bot.app import Services
+    from bot.app import assemble
     from bot.models import Models, OfflineModel  # imported once the address is accepted
 
     # The pages only read runs: no model is ever called, so no provider needs to be set up.
     offline = Models(small=OfflineModel(role="small", name="offline-small"),
                      big=OfflineModel(role="big", name="offline-big"))
-    services = Services.from_settings(settings, models=offline)
+    app = assemble(settings, models=offline)
 
     def ready(url: str) -> None:
         print(f"Frontdesk dashboard: {url}  (Ctrl-C stops it)", flush=True)
 
     try:
-        asyncio.run(serve_dashboard(services, settings, host=host, port=port, on_ready=ready))
+        asyncio.run(serve_dashboard(app.runs.registry, settings, host=host, port=port,
+                                    on_ready=ready))
     except DashboardRefused as exc:
         print(f"frontdesk dashboard: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 0
     finally:
-        services.store.close()
+        app.store.close()
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.app import Services
+from bot.app import assemble
 from bot.config.settings import Settings
 from graphs.codefirst import flow_mermaid
 from graphs.mermaid import to_mermaid
@@ -28,13 +28,13 @@ def draw(workflow: Workflow, store: RunStore) -> str:
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
-    """Find the named workflow (on the configured services) and print it."""
-    services = Services.from_settings(settings)
-    workflows = {workflow.name: workflow for workflow in services.runs.registry}
+    """Find the named workflow (as the bot is assembled) and print it."""
+    app = assemble(settings)
+    workflows = {workflow.name: workflow for workflow in app.runs.registry}
     found = workflows.get(args.name)
     if found is None:
         print(f"frontdesk graph: no workflow named {args.name!r}; try one of: "
               + ", ".join(sorted(workflows)), file=sys.stderr)
         return 2
-    print(draw(found, services.runs.store), end="")
+    print(draw(found, app.store), end="")
     return 0

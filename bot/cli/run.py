@@ -9,7 +9,7 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 
-from bot.app import Services
+from bot.app import assemble
 from bot.chat.gateway import Gateway
 from bot.cli.main import version
 from bot.config.banner import announce, general_lines
@@ -37,39 +37,41 @@ def _entry(module: str, name: str) -> Callable[..., Awaitable[None]]:
 
 
 async def serve(settings: Settings) -> int:
-    """Build the services, recover, then run the adapters until they stop."""
-    services = Services.from_settings(settings)
-    for line in general_lines(settings, (services.models.small.name, services.models.big.name),
-                               version()):
+    """Assemble the bot, recover, then run the adapters until they stop."""
+    app = assemble(settings)
+    for line in general_lines(settings, (app.models.small.name, app.models.big.name),
+                              version()):
         announce(line)
-    gateway = Gateway(services)
+    gateway = app.gateway
     await gateway.start()
     # FRONTDESK_BRIEF_AT is a daily task of the reminder timer (unset: its task cancelled).
-    schedule_briefing(services.reminders, settings.brief_at, services.owner_zone(),
-                      services.notifier.targets("")[0])
+    schedule_briefing(app.reminders, settings.brief_at, app.owner.zone(),
+                      app.notifier.targets("")[0])
     jobs: list[Awaitable[None]] = []
     # Each adapter's library (and the dashboard's) is imported only when configured.
     if settings.telegram_bot_token:
         jobs.append(_entry("bot.adapters.telegram.start", "run_telegram")(
-            gateway, services.ledger, settings))
+            gateway, app.ledger, settings))
     if settings.discord_bot_token:
         jobs.append(_entry("bot.adapters.discord.adapter", "run_discord")(
-            gateway, services.ledger, settings))
+            gateway, app.ledger, settings))
     if settings.dashboard_port:
         from bot.dashboard.actions import answer_wait
 
+        owners = app.access.owners
         jobs.append(_entry("bot.dashboard.server", "serve_dashboard")(
-            services, settings, on_ready=lambda url: announce(f"  Dashboard:  {url}"),
-            answer=lambda run_id, option: answer_wait(gateway, run_id, option)))
+            app.runs.registry, settings, on_ready=lambda url: announce(f"  Dashboard:  {url}"),
+            answer=lambda run_id, option: answer_wait(app.store, owners, gateway, run_id,
+                                                      option)))
     if not (settings.telegram_bot_token or settings.discord_bot_token):
         from bot.adapters.console import run_console
 
         announce("  Console:    no TELEGRAM_BOT_TOKEN or DISCORD_BOT_TOKEN: chatting here "
                  "(Ctrl-D or Ctrl-C leaves)")
         jobs.append(run_console(gateway))
-    await services.wakeup.listen(services.scheduler.poke)  # reminders set by `frontdesk chat`
+    await app.wakeup.listen(app.scheduler.poke)  # reminders set by `frontdesk chat`
     background = [asyncio.create_task(expire_forever(gateway)),
-                  asyncio.create_task(services.scheduler.run())]  # reminders
+                  asyncio.create_task(app.scheduler.run())]  # reminders
     tasks = [asyncio.ensure_future(_stop_reason(job)) for job in jobs]
     try:  # the first job to end (the console at EOF, an adapter that fails) ends the process
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -77,8 +79,7 @@ async def serve(settings: Settings) -> int:
         for task in [*tasks, *background]:
             task.cancel()
         await asyncio.gather(*tasks, *background, return_exceptions=True)
-        await services.wakeup.close()
-        await services.stop_tools()
+        await app.close()
     reasons = [reason for task in done if (reason := task.result())]
     for reason in reasons:
         print(reason, file=sys.stderr)

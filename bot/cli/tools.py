@@ -14,21 +14,19 @@ import json
 import sys
 from typing import Any
 
-from bot.app import Services
+from bot.app import assemble
 from bot.config.settings import Settings
 from bot.tools.registry import ToolInfo
 
 
 async def list_tools(settings: Settings) -> tuple[list[ToolInfo], list[str]]:
     """Every tool the bot would offer, and a line per MCP problem."""
-    services = Services.from_settings(settings)
+    app = assemble(settings)
     try:
-        if services.mcp is not None:
-            await services.mcp.start(services.tools, log_problems=False)
+        await app.mcp.tools.start(app.tools, log_problems=False)
     finally:
-        await services.stop_tools()
-    problems = [] if services.mcp is None else services.mcp.problem_lines()
-    return services.tools.listing(), problems
+        await app.mcp.stop()
+    return app.tools.listing(), app.mcp.tools.problem_lines()
 
 
 def as_json(tool: ToolInfo) -> dict[str, Any]:

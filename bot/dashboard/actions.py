@@ -9,17 +9,19 @@ already answered), the same outcome in the run's chat, the same buttons settled.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
 from bot.models.costs import SpendLog
+from graphs.runs import RunStore
 
 
-async def answer_wait(gateway: Gateway, run_id: str, option: str) -> tuple[bool, str]:
-    """Answer the run's open question with ``option``: whether it decided, and one sentence."""
-    store = gateway.s.store
+async def answer_wait(store: RunStore, owners: Mapping[str, str], gateway: Gateway,
+                      run_id: str, option: str) -> tuple[bool, str]:
+    """Answer the run's open question with ``option`` (as the owner of the run's platform,
+    ``owners`` by platform): whether it decided, and one sentence."""
     wait = next((w for w in store.waits("open") if w.run_id == run_id), None)
     run = store.run(run_id)
     if wait is None or run is None:
@@ -27,7 +29,7 @@ async def answer_wait(gateway: Gateway, run_id: str, option: str) -> tuple[bool,
     if option not in wait.options:
         return False, f"Answer with one of: {', '.join(wait.options)}."
     platform = str(run.meta.get("platform") or "console")
-    owner = gateway.s.access.owners.get(platform)
+    owner = owners.get(platform)
     if owner is None:
         return False, f"No owner is set for {platform}."
     [button] = gateway.buttons(run_id, {"key": wait.key, "options": [option]})

@@ -38,7 +38,6 @@ from bot.dashboard.data import STATUSES, list_runs, run_detail
 from graphs.runs import Registry, RunStore
 
 if TYPE_CHECKING:
-    from bot.app import Services
     from bot.config.settings import Settings
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -139,7 +138,7 @@ async def start_dashboard(data: DashboardData, host: str = DEFAULT_HOST,
     return DashboardServer(f"http://{shown}:{bound}/", runner)
 
 
-async def serve_dashboard(services: Services, settings: Settings, *, host: str | None = None,
+async def serve_dashboard(registry: Registry, settings: Settings, *, host: str | None = None,
                           port: int | None = None,
                           on_ready: Callable[[str], None] | None = None,
                           answer: Answer | None = None) -> None:
@@ -152,7 +151,7 @@ async def serve_dashboard(services: Services, settings: Settings, *, host: str |
     try:
         from bot.dashboard.actions import spend_reader
 
-        data = DashboardData(reader, services.runs.registry, spend_reader(settings), answer)
+        data = DashboardData(reader, registry, spend_reader(settings), answer)
         server = await start_dashboard(data, host, port, os.environ.get(TOKEN_ENV) or None)
     except BaseException:
         reader.close()

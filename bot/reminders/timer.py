@@ -13,7 +13,7 @@ is marked late ("(late: due 17:00)"); a recurring one then moves to its next occ
 now, so days offline owe one message, not one per missed day.
 
 ``FRONTDESK_BRIEF_AT`` is one such recurring task (kind ``brief``, set by ``schedule_briefing``
-at start): its occurrence runs the briefing workflow (``Scheduler.brief``, the gateway's) as the
+at start): its occurrence runs the briefing workflow (``SchedulerDeps.brief``, the gateway's) as the
 run ``brief-<day>``, so a briefing missed while the bot was down is sent once, and a restart
 on the same day does not make a second.
 
@@ -73,6 +73,8 @@ class SchedulerDeps:
     zone: tzinfo | None = None  # the owner's, for calendar notices
     owner_platform: Callable[[], str] = lambda: "console"
     clock: Callable[[], float] = time.time
+    # The briefing of a day (the gateway's ``scheduled_brief``), for ``brief`` tasks.
+    brief: Callable[[str], Awaitable[None]] | None = None
 
 
 def occurrence_run_id(reminder: Reminder) -> str:
@@ -183,8 +185,6 @@ class Scheduler:
         self._retry_at: dict[tuple[int, float], float] = {}  # (id, due_at) -> retry time
         self._calendar_at = 0.0  # when the calendar is read next
         self.fired: deque[tuple[Reminder, float]] = deque(maxlen=100)  # (occurrence, at)
-        # The briefing of a day (the gateway's ``scheduled_brief``), for ``brief`` tasks.
-        self.brief: Callable[[str], Awaitable[None]] | None = None
         deps.reminders.listeners.append(self.poke)
 
     def poke(self) -> None:
@@ -245,9 +245,9 @@ class Scheduler:
     async def fire(self, reminder: Reminder, *, late: bool, now: float) -> None:
         """The occurrence's run: started, or (after a crash) taken as it ended."""
         if reminder.kind == "brief":  # its own workflow, the run brief-<day>
-            if self.brief is None:
+            if self.deps.brief is None:
                 raise RuntimeError("the briefing is not wired to a gateway")
-            await self.brief(reminder.due_local[:10])
+            await self.deps.brief(reminder.due_local[:10])
             return
         run_id = occurrence_run_id(reminder)
         meta = {"platform": reminder.platform, "chat_id": reminder.chat_id,

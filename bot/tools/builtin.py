@@ -10,44 +10,14 @@ only. ``notify_owner`` is the one tool that reaches someone else, and it only re
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime, tzinfo
 
-from bot.calendar.ics import AgendaResult, Calendar, CalendarError, Event
+from bot.calendar.agenda import read_agenda
+from bot.calendar.ics import Calendar, CalendarError
 from bot.tools.registry import Caller, ToolRegistry
 from memory.notes import Memory, NoteTooLarge
 
 # (who wrote, what they wrote) -> a short confirmation for the sender
 OwnerNotifier = Callable[[Caller, str], Awaitable[str]]
-
-
-def format_agenda(result: AgendaResult, zone: tzinfo | None = None) -> str:
-    """Render events one a line (the caller picks ``result.busy_only()`` for non-owners)."""
-    if not result.events:
-        text = "Nothing in the calendar for that time."
-    else:
-        text = "\n".join(_event_line(event, zone) for event in result.events)
-    if result.skipped:
-        text += f"\n({len(result.skipped)} broken calendar entries were skipped.)"
-    return text
-
-
-def _event_line(event: Event, zone: tzinfo | None) -> str:
-    cancelled = " (cancelled)" if (event.status or "").upper() == "CANCELLED" else ""
-    if event.all_day or not isinstance(event.start, datetime):
-        return f"- {event.start.isoformat()} all day: {event.summary}{cancelled}"
-    start = event.start.astimezone(zone) if zone else event.start
-    end = event.end.astimezone(zone) if zone and isinstance(event.end, datetime) else event.end
-    until = f"{end:%H:%M}" if isinstance(end, datetime) else str(end)
-    return f"- {start:%a %d %b %H:%M}–{until}: {event.summary}{cancelled}"
-
-
-def read_agenda(calendar: Calendar, hours: float, is_owner: bool) -> str:
-    """Today's events (hours <= 0) or the next hours, as text; free/busy unless the owner."""
-    if hours and hours > 0:
-        result = calendar.next_hours(min(float(hours), 24.0 * 31))
-    else:
-        result = calendar.events(*calendar.today())
-    return format_agenda(result if is_owner else result.busy_only(), calendar.zone)
 
 
 def search_notes_tool(memory: Memory) -> Callable[[str, Caller], str]:

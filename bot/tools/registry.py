@@ -43,6 +43,14 @@ class Caller:
     effect_key: str = ""  # the one tool call this is (run, node visit, call id), for effects
 
 
+def caller_from_sender(sender: dict[str, Any]) -> Caller:
+    """The tool caller for a workflow's plain-dict sender."""
+    return Caller(scope=str(sender["scope"]), is_owner=bool(sender["is_owner"]),
+                  platform=str(sender["platform"]), chat_id=str(sender["chat_id"]),
+                  name=str(sender.get("name") or ""),
+                  message_id=str(sender.get("message_id") or ""))
+
+
 @dataclass(frozen=True)
 class ToolResult:
     """A tool's answer as text, whether the tool ran and succeeded, and whether the call was

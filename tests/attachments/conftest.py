@@ -17,7 +17,7 @@ import pytest
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.adapters.telegram.intake import OFFSET_CURSOR, Intake
 from bot.adapters.telegram.start import make_bot
-from bot.app import Services
+from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -37,7 +37,7 @@ class TelegramBot:
     """One in-process Frontdesk on Telegram (see the module docstring)."""
 
     server: FakeTelegramServer
-    services: Services
+    services: App
     gateway: Gateway
     adapter: TelegramAdapter
     intake: Intake
@@ -86,8 +86,8 @@ async def start_telegram(telegram_server: FakeTelegramServer, tmp_path: Path,
                                 TELEGRAM_BASE_URL=telegram_server.base_url,
                                 TELEGRAM_OWNER_ID=str(OWNER),
                                 TELEGRAM_ALLOWED_USERS=str(GUEST), **env)
-        services = Services.from_settings(settings)
-        gateway = Gateway(services)
+        services = assemble(settings)
+        gateway = services.gateway
         await gateway.start()
         bot = make_bot(settings)
         await bot.initialize()

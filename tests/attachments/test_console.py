@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 from bot.adapters.console import ConsoleAdapter, console_message, file_attachment, run_console
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from tests.attachments.conftest import settings_for
 from tests.attachments.files import pdf_with_text, photo
 
@@ -58,7 +57,7 @@ def test_chat_attach_a_photo_without_text_and_a_missing_file(tmp_path: Path) -> 
 async def test_the_console_attach_command(tmp_path: Path) -> None:
     notes = tmp_path / "my list.txt"
     notes.write_text("oat milk\nrye bread\n", encoding="utf-8")
-    gateway = Gateway(Services.from_settings(settings_for(tmp_path / "home")))
+    gateway = assemble(settings_for(tmp_path / "home")).gateway
     await gateway.start()
     typed = io.StringIO(f'/attach "{notes}" remember this\n/attach {tmp_path}/none.txt\n'
                         "/attach\nexit\n")
@@ -72,8 +71,8 @@ async def test_the_console_attach_command(tmp_path: Path) -> None:
 
 
 async def test_a_guests_file_stays_in_the_guests_chat_and_scope(tmp_path: Path) -> None:
-    services = Services.from_settings(settings_for(tmp_path / "home"))
-    gateway = Gateway(services)
+    services = assemble(settings_for(tmp_path / "home"))
+    gateway = services.gateway
     await gateway.start()
     await gateway.attach(ConsoleAdapter(echo=False), recover=False)
     secret = tmp_path / "secret.txt"

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.discord.adapter import DiscordAdapter, DiscordTuning
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from tests.attachments.conftest import settings_for
 from tests.attachments.files import pdf_with_text, voice_note
 from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake
@@ -34,8 +33,8 @@ async def discord_fake() -> AsyncIterator[FakeDiscord]:
 async def serving(fake: FakeDiscord, home: Path, **env: str) -> AsyncIterator[DiscordAdapter]:
     settings = settings_for(home, DISCORD_BOT_TOKEN=TOKEN, DISCORD_OWNER_ID=str(OWNER_ID),
                             **env)
-    services = Services.from_settings(settings)
-    adapter = DiscordAdapter(Gateway(services), services.ledger, settings,
+    services = assemble(settings)
+    adapter = DiscordAdapter(services.gateway, services.ledger, settings,
                              DiscordTuning(ready_timeout=0.05, identify_delay=0.0,
                                            retry_base_s=0.01))
     running = asyncio.create_task(adapter.start(TOKEN))

@@ -20,7 +20,7 @@ import pytest
 
 from bot.adapters.base import Reply
 from bot.adapters.console import console_message
-from bot.app import Services
+from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
 from bot.dashboard.server import DashboardData, DashboardServer, start_dashboard
@@ -39,7 +39,7 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 class Desk:
     """One Frontdesk on a temporary home: services, gateway and the two fake models."""
 
-    services: Services
+    services: App
     gateway: Gateway
     small: FakeModel
     big: FakeModel
@@ -114,8 +114,8 @@ async def open_desk(home: Path) -> Desk:
     small = FakeModel(role="small", name="small-model")
     big = FakeModel(role="big", name="big-model")
     settings = Settings.from_env({"FRONTDESK_HOME": str(home)})
-    services = Services.from_settings(settings, models=Models(small=small, big=big))
-    gateway = Gateway(services)
+    services = assemble(settings, models=Models(small=small, big=big))
+    gateway = services.gateway
     await gateway.start()
     return Desk(services, gateway, small, big)
 

@@ -112,7 +112,8 @@ async def test_serve_dashboard_runs_until_cancelled(desk: Desk,
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     await desk.social()
     urls: asyncio.Queue[str] = asyncio.Queue()
-    task = asyncio.create_task(serve_dashboard(desk.services, desk.services.settings, port=0,
+    task = asyncio.create_task(serve_dashboard(desk.services.runs.registry,
+                                               desk.services.settings, port=0,
                                                on_ready=urls.put_nowait))
     url = await asyncio.wait_for(urls.get(), 10)
     async with aiohttp.ClientSession() as http, http.get(url + "api/runs") as answer:
@@ -130,7 +131,7 @@ async def test_frontdesk_run_refuses_a_public_host_without_a_token(
     monkeypatch.setenv("FRONTDESK_DASHBOARD_HOST", "0.0.0.0")
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     with pytest.raises(DashboardRefused, match=TOKEN_ENV):
-        await serve_dashboard(desk.services, desk.services.settings, port=0)
+        await serve_dashboard(desk.services.runs.registry, desk.services.settings, port=0)
 
 
 def cli_env(home: Path) -> dict[str, str]:

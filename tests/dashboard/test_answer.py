@@ -26,7 +26,8 @@ async def live(desk: Desk) -> AsyncIterator[Site]:
     budgeted = replace(desk.services.settings, daily_budget_usd=2.5)
 
     async def answer(run_id: str, option: str) -> tuple[bool, str]:
-        return await answer_wait(desk.gateway, run_id, option)
+        return await answer_wait(desk.services.store, desk.services.access.owners,
+                                 desk.gateway, run_id, option)
 
     data = DashboardData(reader, desk.services.runs.registry, spend_reader(budgeted), answer)
     server = await start_dashboard(data, port=0)

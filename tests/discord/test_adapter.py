@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from bot.access.pairing import REFUSAL
 from bot.chat.commands import COMMANDS
-from bot.chat.gateway import REFUSAL
 from tests.discord.bot_process import FrontdeskProcess
 from tests.fakes.discord_server import BOT_ID, CHANNEL_ID, OWNER_ID, FakeDiscord
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.chat.gateway import NOT_OWNER, STALE
+from bot.chat.decisions import NOT_OWNER, STALE
 from tests.discord.bot_process import FrontdeskProcess
 from tests.fakes.discord_server import CHANNEL_ID, OWNER_ID, FakeDiscord
 

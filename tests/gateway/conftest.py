@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from bot.adapters.base import Button, IncomingMessage, Reply
-from bot.app import Services
+from bot.app import App, assemble
+from bot.calendar.ics import Calendar
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
 from bot.models import Models, classify_offline
@@ -131,7 +132,7 @@ def event_around_now(path: Path, summary: str) -> Path:
 class Harness:
     """One process's worth of Frontdesk: services, gateway, adapter and the two fakes."""
 
-    services: Services
+    services: App
     gateway: Gateway
     adapter: RecordingAdapter
     small: PurposeModel
@@ -191,15 +192,17 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def make_harness(home: Path) -> HarnessFactory:
-    """Build a started, attached harness: ``await make_harness(small=..., **env)``."""
+    """Build a started, attached harness: ``await make_harness(small=..., **env)``
+    (``calendar``: one to read instead of FRONTDESK_CALENDAR's)."""
 
     async def build(small: PurposeModel | None = None, big: PurposeModel | None = None,
-                    *, attach: bool = True, **env: str) -> Harness:
+                    *, attach: bool = True, calendar: Calendar | None = None,
+                    **env: str) -> Harness:
         small = small or PurposeModel("small")
         big = big or PurposeModel("big")
-        services = Services.from_settings(make_settings(home, **env),
-                                          models=Models(small=small, big=big))
-        gateway = Gateway(services)
+        services = assemble(make_settings(home, **env), models=Models(small=small, big=big),
+                            calendar=calendar)
+        gateway = services.gateway
         await gateway.start()
         adapter = RecordingAdapter()
         if attach:

@@ -22,8 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bot.adapters.base import IncomingMessage
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from bot.models import Models
 from bot.models.base import Message, Reply
 from bot.models.offline import OfflineModel
@@ -48,8 +47,8 @@ class PoisonedModel(OfflineModel):
 
 async def main(folder: Path, mode: str) -> None:
     models = Models(small=PoisonedModel(folder, "small"), big=PoisonedModel(folder, "big"))
-    services = Services.from_settings(make_settings(folder / "home"), models=models)
-    gateway = Gateway(services)
+    services = assemble(make_settings(folder / "home"), models=models)
+    gateway = services.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)

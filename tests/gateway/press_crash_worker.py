@@ -22,15 +22,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bot.adapters.base import IncomingMessage
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from tests.crashing import say_ready
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 
 
 async def main(folder: Path, mode: str, token: str) -> None:
-    services = Services.from_settings(make_settings(folder / "home"))
-    gateway = Gateway(services)
+    services = assemble(make_settings(folder / "home"))
+    gateway = services.gateway
     if mode == "press":
         deliver = gateway.outbox.deliver
 

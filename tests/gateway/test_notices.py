@@ -21,10 +21,9 @@ import telegram
 from bot.adapters.base import escape_markdown
 from bot.adapters.discord.adapter import DiscordAdapter, DiscordTuning
 from bot.adapters.telegram.adapter import TelegramAdapter
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import App, assemble
 from bot.config.text import one_name
-from bot.delivery.notifier import HELD, SENT, WINDOW_S, OwnerNotifier
+from bot.delivery.notifier import HELD, SENT, WINDOW_S
 from bot.models import Models
 from bot.tools.registry import Caller
 from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake
@@ -70,13 +69,10 @@ async def until(predicate: Callable[[], T], timeout: float = 5.0) -> T:
     return result
 
 
-def services_on(home: Path, clock: FakeClock, **env: str) -> Services:
-    """One "process": services on the home's database, its notifier on the fake clock."""
-    services = Services.from_settings(make_settings(home, **env), models=Models(
-        small=PurposeModel("small"), big=PurposeModel("big")))
-    services.notifier = OwnerNotifier(services.settings, services.outbox, clock=clock,
-                                      sleep=clock.sleep)
-    return services
+def services_on(home: Path, clock: FakeClock, **env: str) -> App:
+    """One "process" on the home's database, its notifier on the fake clock."""
+    return assemble(make_settings(home, **env), models=Models(
+        small=PurposeModel("small"), big=PurposeModel("big")), clock=clock, sleep=clock.sleep)
 
 
 def guest(message_id: str, name: str = "Ann", user: str = GUEST,
@@ -91,8 +87,8 @@ class TelegramOwner:
     server: FakeTelegramServer
     bot: telegram.Bot
 
-    def attach(self, services: Services) -> None:
-        services.outbox.register(TelegramAdapter(self.bot, Gateway(services), OWNER))
+    def attach(self, services: App) -> None:
+        services.outbox.register(TelegramAdapter(self.bot, services.gateway, OWNER))
 
     def notices(self) -> list[SentMessage]:
         return self.server.messages_to(int(OWNER))
@@ -155,7 +151,7 @@ async def test_a_guests_markup_reaches_the_discord_owner_as_plain_quoted_text(
         home: Path, discord_fake: FakeDiscord) -> None:
     services = services_on(home, FakeClock(), DISCORD_OWNER_ID=str(OWNER_ID),
                            DISCORD_BOT_TOKEN=TOKEN)
-    adapter = DiscordAdapter(Gateway(services), services.ledger, services.settings,
+    adapter = DiscordAdapter(services.gateway, services.ledger, services.settings,
                              DiscordTuning(ready_timeout=0.05, identify_delay=0.0,
                                            retry_base_s=0.01))
     running = asyncio.create_task(adapter.start(TOKEN))

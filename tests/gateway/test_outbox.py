@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.adapters.base import Button, ChatMoved, Undeliverable
-from bot.app import Services, caller_from_sender
-from bot.chat.gateway import Gateway
+from bot.app import App, assemble
 from bot.models import Models
-from bot.tools.registry import Caller
+from bot.tools.registry import Caller, caller_from_sender
 from tests.gateway.conftest import (
     GUEST,
     OWNER,
@@ -23,8 +22,8 @@ from tests.gateway.conftest import (
 NOTICE = "**Urgent message from Ann (telegram:200) on telegram:**\n> the boiler is leaking"
 
 
-def services_in(home: Path) -> Services:
-    return Services.from_settings(make_settings(home), models=Models(
+def services_in(home: Path) -> App:
+    return assemble(make_settings(home), models=Models(
         small=PurposeModel("small"), big=PurposeModel("big")))
 
 
@@ -48,7 +47,7 @@ async def test_a_notice_before_any_adapter_waits_and_leaves_at_attach(home: Path
     await services.notifier.notify(guest("m1"), "the boiler is leaking")
     [waiting] = services.ledger.unsent("telegram")
     assert (waiting.chat_id, waiting.text) == (f"user:{OWNER}", NOTICE)  # no adapter to ask
-    gateway = Gateway(services)
+    gateway = services.gateway
     assert gateway.outbox is services.notifier.outbox
     adapter = RecordingAdapter()
     await gateway.attach(adapter)

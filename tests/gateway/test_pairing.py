@@ -26,7 +26,7 @@ def prompt_buttons(harness: Harness, msg: IncomingMessage) -> dict[str, str]:
 
 async def answered(harness: Harness) -> None:
     """Wait until the allowed person's waiting message is answered."""
-    await asyncio.gather(*harness.gateway.strangers.answering)
+    await asyncio.gather(*harness.gateway.answering)
 
 
 async def test_a_stranger_asks_the_owner_once_and_no_model_is_called(

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from bot.adapters.base import IncomingMessage
-from bot.app import Services
-from bot.chat.gateway import GAVE_UP, MAX_TRIES, Gateway
+from bot.app import assemble
+from bot.chat.gateway import GAVE_UP, MAX_TRIES
 from tests.crashing import finish, ran, start_worker
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 
@@ -35,12 +35,12 @@ def test_a_message_that_kills_every_try_is_set_aside_after_three(tmp_path: Path)
 
 async def test_a_message_whose_every_try_died_outside_a_run_is_answered_as_set_aside(
         tmp_path: Path) -> None:
-    services = Services.from_settings(make_settings(tmp_path / "home"))
+    services = assemble(make_settings(tmp_path / "home"))
     message = IncomingMessage("telegram", OWNER, "7", OWNER, "/notes")
     services.ledger.record("telegram", OWNER, "7", OWNER, message.to_json())
     for _ in range(MAX_TRIES):  # three tries, each of which the process died in
         services.ledger.take_up("telegram", OWNER, "7")
-    gateway = Gateway(services)
+    gateway = services.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)

@@ -6,9 +6,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from bot.access.pairing import REFUSAL
 from bot.calendar.ics import AgendaResult, Calendar
 from bot.chat.commands import HELP_TEXT
-from bot.chat.gateway import REFUSAL
 from tests.gateway.conftest import (
     GUEST,
     OWNER,
@@ -179,9 +179,9 @@ class SlowCalendar(Calendar):
 
 async def test_classify_and_calendar_overlap_in_the_trace(make_harness: HarnessFactory,
                                                           home: Path) -> None:
-    h = await make_harness(small=PurposeModel("small", delay_s=0.2))
-    ics = event_around_now(home / "cal.ics", "Standup")
-    h.services.calendar = SlowCalendar(str(ics), tz="UTC", cache_dir=home / "cache")
+    ics = event_around_now(home.parent / "cal.ics", "Standup")
+    h = await make_harness(small=PurposeModel("small", delay_s=0.2),
+                           calendar=SlowCalendar(str(ics), tz="UTC", cache_dir=home / "cache"))
     reply = await h.send("hey!")
     assert reply.route == "quick_reply"
     events = h.services.store.events(reply.run_id or "")

@@ -23,8 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bot.adapters.base import IncomingMessage
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from bot.models import Models
 from tests.crashing import log_ran, say_ready
 from tests.gateway.conftest import OWNER, PurposeModel, RecordingAdapter, make_settings
@@ -32,19 +31,19 @@ from tests.gateway.conftest import OWNER, PurposeModel, RecordingAdapter, make_s
 
 async def main(folder: Path, mode: str, token: str) -> None:
     big = PurposeModel("big")
-    services = Services.from_settings(
+    services = assemble(
         make_settings(folder / "home", FRONTDESK_GRAPH_WORKFLOWS="0"),
         models=Models(small=PurposeModel("small"), big=big))
-    gateway = Gateway(services)
+    gateway = services.gateway
     adapter = RecordingAdapter()
-    assert services.mcp is not None
+    assert services.mcp.configured_file is not None
     if mode == "press-hang":
         async def hang(*_: Any, **__: Any) -> Any:
             log_ran(folder, "git_commit")
             say_ready(folder)
             threading.Event().wait()  # the SIGKILL finds the process inside the call
 
-        services.mcp.call = hang  # type: ignore[method-assign]
+        services.mcp.tools.call = hang  # type: ignore[method-assign]
     await gateway.start()
     await gateway.attach(adapter)
     repo = (folder / "notes-repo").as_posix()
@@ -65,7 +64,7 @@ async def main(folder: Path, mode: str, token: str) -> None:
     else:
         for wait in services.store.waits("open"):
             buttons = {b.label: b.token for b in gateway.buttons(wait.run_id, wait.as_wait())}
-    await services.stop_tools()
+    await services.mcp.stop()
     print(json.dumps({"sent": adapter.to(OWNER), "buttons": buttons}))
 
 

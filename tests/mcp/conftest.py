@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import App, assemble
 from bot.models import Models
 from tests.gateway.conftest import Harness, PurposeModel, RecordingAdapter, make_settings
 
@@ -85,17 +84,17 @@ McpHarnessFactory = Callable[..., Awaitable[Harness]]
 async def mcp_harness(home: Path) -> Any:
     """Build started harnesses (their MCP servers stopped at the end): ``await
     mcp_harness(servers, **env)``; graph mode is off unless ``FRONTDESK_GRAPH_WORKFLOWS``."""
-    built: list[Services] = []
+    built: list[App] = []
 
     async def build(servers: dict[str, Any] | None = None, **env: str) -> Harness:
         if servers is not None:
             write_config(home, servers)
         small, big = PurposeModel("small"), PurposeModel("big")
         env = {"FRONTDESK_GRAPH_WORKFLOWS": "0", **env}
-        services = Services.from_settings(make_settings(home, **env),
+        services = assemble(make_settings(home, **env),
                                           models=Models(small=small, big=big))
         built.append(services)
-        gateway = Gateway(services)
+        gateway = services.gateway
         await gateway.start()
         adapter = RecordingAdapter()
         await gateway.attach(adapter)
@@ -103,7 +102,7 @@ async def mcp_harness(home: Path) -> Any:
 
     yield build
     for services in built:
-        await services.stop_tools()
+        await services.mcp.stop()
 
 
 @pytest.fixture

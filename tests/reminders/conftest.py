@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.adapters.base import Reply
-from bot.app import Services
+from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.models import Models
 from bot.models.offline import OfflineModel
@@ -42,7 +42,7 @@ class Clock:
 class Desk:
     """One process's services, gateway and adapter, on an injected clock."""
 
-    services: Services
+    services: App
     gateway: Gateway
     adapter: RecordingAdapter
     clock: Clock
@@ -81,12 +81,12 @@ def make_desk(tmp_path: Path) -> DeskFactory:
     async def build(now: datetime, **env: str) -> Desk:
         settings = make_settings(tmp_path / "home", FRONTDESK_TIMEZONE="Europe/Berlin", **env)
         models = Models(small=OfflineModel(role="small"), big=OfflineModel(role="big"))
-        services = Services.from_settings(settings, models=models)
+        services = assemble(settings, models=models)
         clock = Clock(now)
         services.reminders.clock = clock
         services.scheduler.clock = clock
         services.scheduler.started_at = clock()
-        gateway = Gateway(services)
+        gateway = services.gateway
         await gateway.start()
         adapter = RecordingAdapter()
         await gateway.attach(adapter)

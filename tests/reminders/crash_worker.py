@@ -27,8 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bot.adapters.base import Button
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import assemble
 from bot.reminders.store import Reminder
 from tests.crashing import say_ready
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
@@ -59,13 +58,13 @@ def sent(folder: Path) -> list[dict[str, Any]]:
 
 
 async def main(folder: Path, mode: str, extra: str) -> None:
-    services = Services.from_settings(make_settings(folder / "home",
+    services = assemble(make_settings(folder / "home",
                                                     FRONTDESK_TIMEZONE="Europe/Berlin"))
     if mode == "set":
         when = time.time() + float(extra)
         from datetime import datetime
 
-        zone = services.owner_zone()
+        zone = services.owner.zone()
         reminder = services.reminders.add("owner", "telegram", OWNER, "stretch",
                                           datetime.fromtimestamp(when, zone), zone=zone)
         print(json.dumps({"id": reminder.id, "due_at": reminder.due_at}))
@@ -79,7 +78,7 @@ async def main(folder: Path, mode: str, extra: str) -> None:
             return advance(reminder, now)
 
         services.reminders.advance = hang  # type: ignore[method-assign]
-    gateway = Gateway(services)
+    gateway = services.gateway
     await gateway.start()
     adapter = LoggingAdapter(folder, hang=mode == "hang-before-send")
     await gateway.attach(adapter)

@@ -7,18 +7,17 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bot.app import Services
-from bot.chat.gateway import Gateway
+from bot.app import App, assemble
 from bot.models import Models
 from bot.models.offline import OfflineModel
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 
 
 async def test_a_reminder_set_while_idle_fires_within_two_seconds(tmp_path: Path) -> None:
-    services = Services.from_settings(
+    services = assemble(
         make_settings(tmp_path / "home", FRONTDESK_TIMEZONE="Europe/Berlin"),
         models=Models(small=OfflineModel(role="small"), big=OfflineModel(role="big")))
-    gateway = Gateway(services)
+    gateway = services.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
@@ -27,7 +26,7 @@ async def test_a_reminder_set_while_idle_fires_within_two_seconds(tmp_path: Path
     timer = asyncio.create_task(scheduler.run())
     try:
         await asyncio.wait_for(scheduler.asleep.wait(), 10)  # the timer waits
-        zone = services.owner_zone()
+        zone = services.owner.zone()
         due = time.time() + 1.0
         services.reminders.add("owner", "telegram", OWNER, "stretch",
                                datetime.fromtimestamp(due, zone), zone=zone)
@@ -41,13 +40,13 @@ async def test_a_reminder_set_while_idle_fires_within_two_seconds(tmp_path: Path
 
 
 async def test_a_reminder_set_by_another_process_wakes_the_running_timer(tmp_path: Path) -> None:
-    def services_on(home: Path) -> Services:
-        return Services.from_settings(
+    def services_on(home: Path) -> App:
+        return assemble(
             make_settings(home, FRONTDESK_TIMEZONE="Europe/Berlin"),
             models=Models(small=OfflineModel(role="small"), big=OfflineModel(role="big")))
 
     running = services_on(tmp_path / "home")  # `frontdesk run`
-    gateway = Gateway(running)
+    gateway = running.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
@@ -57,7 +56,7 @@ async def test_a_reminder_set_by_another_process_wakes_the_running_timer(tmp_pat
         await asyncio.wait_for(running.scheduler.asleep.wait(), 10)  # the timer waits
         assert running.scheduler.delay() is None  # with no time-out: nothing is pending
         other = services_on(tmp_path / "home")  # `frontdesk chat`: its own connection
-        zone = other.owner_zone()
+        zone = other.owner.zone()
         due = time.time() + 1.0
         other.reminders.add("owner", "telegram", OWNER, "stretch",
                             datetime.fromtimestamp(due, zone), zone=zone)
