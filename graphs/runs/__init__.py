@@ -6,9 +6,9 @@ expire, cancel, re-run.
 """
 
 from graphs.runs.durable import Runs
-from graphs.runs.protocol import GraphWorkflow, Registry, Workflow, result_of
+from graphs.runs.protocol import GraphWorkflow, Registry, Runtime, Workflow, result_of
 from graphs.runs.records import RunInfo, RunRecord, StepRow, WaitInfo
 from graphs.runs.store import RunStore
 
-__all__ = ["GraphWorkflow", "Registry", "RunInfo", "RunRecord", "RunStore", "Runs", "StepRow",
-           "WaitInfo", "Workflow", "result_of"]
+__all__ = ["GraphWorkflow", "Registry", "RunInfo", "RunRecord", "RunStore", "Runs", "Runtime",
+           "StepRow", "WaitInfo", "Workflow", "result_of"]
