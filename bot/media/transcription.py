@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import logging
-import wave
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -123,6 +122,8 @@ class Transcriber:
 
 def silence_wav(seconds: float = 0.25, rate: int = 16_000) -> bytes:
     """A short silent WAV: the smallest honest test of a transcription server."""
+    import wave  # here: only the doctor's check needs it
+
     out = io.BytesIO()
     with wave.open(out, "wb") as sound:
         sound.setnchannels(1)
