@@ -79,8 +79,7 @@ class Gateway:
         attachments pipeline, on the first message with files."""
         self.settings, self.ledger, self.memory = settings, ledger, memory
         self.outbox = outbox  # the one the owner notifier sends through too
-        self.store, self.runs, self.notifier = store, runs, notifier
-        self.allowlist = access
+        self.store, self.runs, self.notifier, self.allowlist = store, runs, notifier, access
         self.chat_workflow, self.workflows, self.today = chat_workflow, workflows, today
         self.commands, self.strangers, self.decisions = commands, strangers, decisions
         self.locks = locks  # shared with the decisions: one thing at a time per chat
@@ -364,8 +363,7 @@ class Gateway:
         state = await self.runs.resume(wait.run_id, answer, by, key=wait.key)
         return self.decisions.reply_from(state, default_route="command")
 
-    # -- replies, runs and approvals -----------------------------------------------------
-    # -- the owner's decisions (bot.chat.decisions) -------------------------------------------
+    # -- the owner's decisions (bot.chat.decisions) ---------------------------------------
     def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
         """One opaque token per option of a wait."""
         return self.decisions.buttons(run_id, wait)
