@@ -14,7 +14,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -113,6 +112,8 @@ class PriceTable:
 
 
 def _read_prices(path: Path) -> dict[str, Price]:
+    import tomllib  # here: only a provider's models read prices, and the parser is not free
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
