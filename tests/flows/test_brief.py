@@ -14,7 +14,7 @@ import pytest
 
 from bot.adapters.base import Reply
 from bot.adapters.console import ConsoleAdapter, console_message
-from bot.app import Services
+from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.cli import runs as runs_command
 from bot.config.settings import Settings
@@ -83,6 +83,7 @@ class Desk:
     big: ByPurpose
     small: ByPurpose
     settings: Settings
+    app: App  # what assemble built: memory, store...
 
     async def say(self, text: str) -> Reply:
         reply = await self.gateway.handle(console_message(text))
@@ -108,18 +109,18 @@ async def open_desk(home: Path, env: dict[str, str] | None = None) -> Desk:
     settings = Settings.from_env({"FRONTDESK_HOME": str(home), "FRONTDESK_TIMEZONE": "UTC",
                                   "FRONTDESK_CALENDAR": str(home / "cal.ics"), **(env or {})})
     big, small = ByPurpose("big", BIG), ByPurpose("small", {"check": check})
-    services = Services.from_settings(settings, models=Models(small=small, big=big))
-    gateway = Gateway(services)
+    app = assemble(settings, models=Models(small=small, big=big))
+    gateway = app.gateway
     await gateway.start()
     console = ConsoleAdapter(echo=False)
     await gateway.attach(console)
-    return Desk(gateway, console, big, small, settings)
+    return Desk(gateway, console, big, small, settings, app)
 
 
 @pytest.fixture
 async def desk(tmp_path: Path) -> Desk:
     desk = await open_desk(tmp_path)
-    desk.gateway.s.memory.add("owner", "Ann prefers green tea")
+    desk.app.memory.add("owner", "Ann prefers green tea")
     return desk
 
 
@@ -144,10 +145,10 @@ async def test_brief_gathers_drafts_checks_asks_revises_and_saves(desk: Desk, ca
                              if c.purpose == "revise").messages[1].content
     done = await desk.say("approve")
     assert done.text.startswith("Short: coffee with Ann, then the dentist.")
-    notes = [n.text for n in desk.gateway.s.memory.recent("owner", 5)]
+    notes = [n.text for n in desk.app.memory.recent("owner", 5)]
     assert notes[0] == "Short: coffee with Ann, then the dentist."
 
-    store = desk.gateway.s.store
+    store = desk.app.store
     run = store.run(asked.run_id)
     assert run is not None and run.workflow == "brief" and run.status == "completed"
     [grid] = flow_view(store.steps(asked.run_id))["pipelines"]
@@ -171,19 +172,19 @@ async def test_a_restart_while_the_briefing_waits_loses_nothing(tmp_path: Path) 
     done = await second.say("Approve")
     assert done.text.startswith("Briefing for ") and "Saved as note #" in done.text
     assert second.big.history == [] and second.small.history == []  # nothing ran again
-    assert second.gateway.s.store.run(asked.run_id or "") is not None
+    assert second.app.store.run(asked.run_id or "") is not None
 
 
 async def test_only_the_owner_gets_a_briefing(desk: Desk) -> None:
     reply = await desk.gateway.handle(console_message("/brief", "bob"))
     assert reply is not None and "Only the owner" in reply.text
-    assert desk.gateway.s.store.runs() == []
+    assert desk.app.store.runs() == []
 
 
 async def test_the_scheduled_briefing_reaches_the_owner_once_per_day(desk: Desk) -> None:
     await desk.gateway.scheduled_brief("2030-01-02")
     await desk.gateway.scheduled_brief("2030-01-02")  # e.g. a crash before the day was marked
     asked = [text for chat, text in desk.console.sent if "Send this briefing?" in text]
-    assert len(asked) == 1 and [r.id for r in desk.gateway.s.store.runs()] == ["brief-2030-01-02"]
+    assert len(asked) == 1 and [r.id for r in desk.app.store.runs()] == ["brief-2030-01-02"]
     done = await desk.say("1")
     assert "Saved as note #" in done.text

@@ -11,10 +11,11 @@ import pytest
 
 from bot.adapters.base import Reply
 from bot.adapters.console import ConsoleAdapter, console_message
-from bot.app import Services
+from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
 from bot.models import Models
+from graphs.events import EventKind
 from tests.fakes.model import FakeModel
 
 GOOD = json.dumps({"score": 0.95, "feedback": ""})
@@ -32,6 +33,7 @@ class Desk:
     small: FakeModel
     big: FakeModel
     home: Path
+    app: App  # what assemble built: memory, store...
 
     async def say(self, text: str, user: str | None = None) -> Reply:
         reply = await self.gateway.handle(console_message(text, user))
@@ -44,12 +46,12 @@ async def open_desk(home: Path, small: FakeModel | None = None,
     small = small or FakeModel(role="small")
     big = big or FakeModel(role="big")
     settings = Settings.from_env({"FRONTDESK_HOME": str(home)})
-    services = Services.from_settings(settings, models=Models(small=small, big=big))
-    gateway = Gateway(services)
+    app = assemble(settings, models=Models(small=small, big=big))
+    gateway = app.gateway
     await gateway.start()
     console = ConsoleAdapter(echo=False)
     await gateway.attach(console)
-    return Desk(gateway, console, small, big, home)
+    return Desk(gateway, console, small, big, home, app)
 
 
 @pytest.fixture
@@ -70,7 +72,7 @@ def script_round(desk: Desk, draft: str | None, tone: str, facts: str,
 
 def node_order(desk: Desk, run_id: str | None) -> list[str]:
     assert run_id is not None
-    return [e["node"] for e in desk.gateway.s.store.events(run_id) if e["event"] == "node_end"]
+    return [e["node"] for e in desk.app.store.events(run_id) if e["event"] == EventKind.NODE_END]
 
 
 async def test_pass_then_approve_saves_the_note(desk: Desk) -> None:
@@ -81,7 +83,7 @@ async def test_pass_then_approve_saves_the_note(desk: Desk) -> None:
     assert "problems" not in asked.text
     done = await desk.say("Approve")
     assert done.text.startswith("Approved and saved as note #")
-    notes = desk.gateway.s.memory.recent("owner", 5)
+    notes = desk.app.memory.recent("owner", 5)
     assert [n.text for n in notes] == ["Dear Ann, thank you for the lovely flowers!"]
     order = node_order(desk, asked.run_id)
     assert order[0] == "draft" and order[-2:] == ["approval", "save_note"]
@@ -136,8 +138,8 @@ async def test_discard_ends_the_run_and_saves_nothing(desk: Desk) -> None:
     asked = await desk.say(BRIEF)
     done = await desk.say("3")
     assert done.text.startswith("Discarded")
-    assert desk.gateway.s.memory.recent("owner", 5) == []
-    run = desk.gateway.s.store.run(asked.run_id or "")
+    assert desk.app.memory.recent("owner", 5) == []
+    run = desk.app.store.run(asked.run_id or "")
     assert run is not None and run.status == "completed"
 
 
@@ -170,16 +172,16 @@ async def test_a_button_press_resumes_and_a_second_press_is_refused(desk: Desk) 
 async def test_someone_other_than_the_owner_cannot_draft(desk: Desk) -> None:
     reply = await desk.say(BRIEF, user="bob")
     assert reply.route == "command" and "Only the owner" in reply.text
-    assert desk.big.history == [] and desk.gateway.s.store.runs() == []
+    assert desk.big.history == [] and desk.app.store.runs() == []
 
 
 async def test_an_unanswered_approval_expires_and_says_so(desk: Desk) -> None:
     script_round(desk, "Dear Ann", GOOD, GOOD)
     asked = await desk.say(BRIEF)
-    wait = desk.gateway.s.store.waits("open", asked.run_id)[0]
+    wait = desk.app.store.waits("open", asked.run_id)[0]
     assert wait.expires_at is not None
     assert await desk.gateway.expire(now=wait.expires_at + 1) == 1
-    run = desk.gateway.s.store.run(asked.run_id or "")
+    run = desk.app.store.run(asked.run_id or "")
     assert run is not None and run.route == "expired"
     assert desk.console.sent[-1][1].startswith("The draft expired")
     late = await desk.gateway.press("console", "owner", asked.buttons[0].token)
@@ -191,8 +193,8 @@ async def test_only_the_owner_can_cancel_a_waiting_draft(desk: Desk) -> None:
     asked = await desk.say(BRIEF)
     refused = await desk.say("/cancel", user="bob")
     assert "Only the owner" in refused.text
-    assert desk.gateway.s.store.waits("open", asked.run_id)  # still waiting
+    assert desk.app.store.waits("open", asked.run_id)  # still waiting
     done = await desk.say("/cancel")
     assert done.text == "Cancelled the waiting run."
-    run = desk.gateway.s.store.run(asked.run_id or "")
+    run = desk.app.store.run(asked.run_id or "")
     assert run is not None and run.status == "cancelled"

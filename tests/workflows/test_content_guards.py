@@ -43,9 +43,9 @@ class RefusingModel(FakeModel):
 
 def assert_stopped_with_nothing_kept(desk: Desk, reply: Any, sentence: str) -> None:
     assert reply.text == sentence and reply.buttons == []
-    assert desk.gateway.s.store.waits("open", reply.run_id) == []
-    assert desk.gateway.s.memory.recent("owner", 5) == []
-    run = desk.gateway.s.store.run(reply.run_id or "")
+    assert desk.app.store.waits("open", reply.run_id) == []
+    assert desk.app.memory.recent("owner", 5) == []
+    run = desk.app.store.run(reply.run_id or "")
     assert run is not None and run.status == "completed"
     assert "approval" not in node_order(desk, reply.run_id)
     assert node_order(desk, reply.run_id)[-1] == "stopped"
@@ -88,7 +88,7 @@ async def test_a_revision_refused_stops_without_an_offline_stand_in(tmp_path: Pa
     reply = await desk.say("mention the tulips")
     assert reply.text == ("Today's model budget of $0.10 is used up. I stopped: the draft was "
                           "not revised and nothing was saved.")
-    assert reply.buttons == [] and desk.gateway.s.memory.recent("owner", 5) == []
+    assert reply.buttons == [] and desk.app.memory.recent("owner", 5) == []
 
 
 async def test_a_tone_check_without_a_verdict_is_listed_as_not_checked(tmp_path: Path) -> None:
