@@ -149,7 +149,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
     workflows: dict[str, AnyWorkflow] = {
         w.name: w for w in (triage_graph, loop_graph, content_graph, brief)}
     store = RunStore(settings.database)
-    runs = Runs(store)
+    runs = Runs(store, traces_dir=settings.traces_dir)  # each run's JSONL trace as it stops
     for graph in (triage_graph, loop_graph, content_graph):
         runs.register(graph)
     runs.register(brief)
@@ -163,7 +163,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
     locks = ChatLocks()
     strangers = Strangers(settings, ledger, outbox, people, notifier.owner_chat)
     decisions = Decisions(ledger=ledger, outbox=outbox, store=store, runs=runs, access=access,
-                          strangers=strangers, locks=locks, traces_dir=settings.traces_dir)
+                          strangers=strangers, locks=locks)
     gateway = Gateway(
         settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store, runs=runs,
         access=access, notifier=notifier,

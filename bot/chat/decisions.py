@@ -12,7 +12,6 @@ message (``Decided.admitted``) for the gateway to answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bot.access.allowlist import Access
@@ -23,7 +22,6 @@ from bot.delivery.ledger import ButtonTarget, Ledger
 from bot.delivery.outbox import Outbox
 from graphs import RunResult, cost_totals
 from graphs.runs import Runs, RunStore
-from graphs.trace import daily_path, write_jsonl
 
 FAILURE = ("Sorry, something went wrong while handling your message. It has been logged; "
            "please try again in a moment.")
@@ -50,19 +48,14 @@ class Decisions:
     """Presses, owed outcomes and expiries over the run layer; replies from run states."""
 
     def __init__(self, *, ledger: Ledger, outbox: Outbox, store: RunStore, runs: Runs,
-                 access: Access, strangers: Strangers, locks: ChatLocks,
-                 traces_dir: Path) -> None:
+                 access: Access, strangers: Strangers, locks: ChatLocks) -> None:
         self.ledger, self.outbox, self.store, self.runs = ledger, outbox, store, runs
         self.access, self.strangers, self.locks = access, strangers, locks
-        self.traces_dir = traces_dir  # where each run's JSONL trace is written
 
     def reply_from(self, state: RunResult, default_route: str) -> Reply:
         """What a run's state says to its chat (its question and buttons, its answer, or the
-        failure), with its costs; the run's JSONL trace is written on the way."""
-        events = self.store.events(state.run_id) if state.run_id else []
-        if state.run_id:  # the JSONL trace: an export of the run's durable events
-            write_jsonl(events, daily_path(self.traces_dir, state.run_id))
-        costs = cost_totals(events)
+        failure), with its costs."""
+        costs = cost_totals(self.store.events(state.run_id) if state.run_id else [])
         calls = {"small": costs["calls"].get("small", 0), "big": costs["calls"].get("big", 0)}
         route = str(state.get("route") or default_route)
         common: dict[str, Any] = {"run_id": state.run_id, "model_calls": calls,

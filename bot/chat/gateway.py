@@ -230,8 +230,8 @@ class Gateway:
 
     def _open_wait(self, msg: IncomingMessage) -> WaitInfo | None:
         """The oldest open question of a run started from this message's chat, if any."""
-        found = self.store.waits_of_chat(msg.platform, msg.chat_id)
-        return found[0] if found else None
+        mine = self.ledger.runs_of_chat(msg.platform, msg.chat_id)
+        return next((wait for wait in self.store.waits("open") if wait.run_id in mine), None)
 
     def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
         """The visible answer to a message whose work failed, or ran past its deadline (then
@@ -306,6 +306,7 @@ class Gateway:
         if self.store.run(run_id) is not None:  # recovered at ``start``: its input is not
             return self.runs.load(run_id)     # built again (that would record it twice)
         state = make_input()
+        self.ledger.file_run(run_id, platform, chat_id)
         meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"],
                 "name": state["sender"].get("name", ""),
                 "words": first_words(str(state.get("text") or state.get("brief") or ""))}

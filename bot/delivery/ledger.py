@@ -7,7 +7,9 @@ the outbox as numbered parts before the first part is sent, and each part is mar
 platform accepted it, so a crash mid-reply resumes with the parts not yet sent. An item that
 can never succeed (an unreadable message, a part the platform refuses for good) is marked
 failed with its reason instead of blocking the rest (``failures``); a chat the platform moved
-(a Telegram group upgraded to a supergroup) is remembered, so later sends follow it.
+(a Telegram group upgraded to a supergroup) is remembered, so later sends follow it. Each run
+the gateway starts is filed under its chat (``file_run``), so a typed answer finds the
+question its chat is waiting on (``runs_of_chat``).
 """
 
 from __future__ import annotations
@@ -90,6 +92,19 @@ MIGRATIONS = [
     ("gateway_005_inbox_attempts", """
         ALTER TABLE inbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
     """),
+    # The chat each run was started in: the gateway's own index of which chat waits on what
+    # (the run layer keeps no chat notions). Runs answering messages are known already.
+    ("gateway_006_run_chats", """
+        CREATE TABLE run_chats (
+            run_id TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            started_at REAL NOT NULL
+        );
+        CREATE INDEX run_chats_of_chat ON run_chats (platform, chat_id);
+        INSERT OR IGNORE INTO run_chats (run_id, platform, chat_id, started_at)
+            SELECT run_id, platform, chat_id, received_at FROM inbox WHERE run_id IS NOT NULL;
+    """),
 ]
 MAX_MOVES = 5  # a chat moved more often than this is a loop, not a migration
 
@@ -163,6 +178,18 @@ class Ledger:
         self.conn.execute(
             "UPDATE inbox SET run_id = ? WHERE platform = ? AND chat_id = ? AND message_id = ?",
             (run_id, platform, chat_id, message_id))
+
+    def file_run(self, run_id: str, platform: str, chat_id: str) -> None:
+        """File a run under the chat it was started in (once; a restart files it again)."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO run_chats (run_id, platform, chat_id, started_at)"
+            " VALUES (?, ?, ?, ?)", (run_id, platform, chat_id, time.time()))
+
+    def runs_of_chat(self, platform: str, chat_id: str) -> set[str]:
+        """The ids of the runs started in this chat."""
+        rows = self.conn.execute("SELECT run_id FROM run_chats WHERE platform = ? AND"
+                                 " chat_id = ?", (platform, chat_id))
+        return {row[0] for row in rows}
 
     def finish(self, platform: str, chat_id: str, message_id: str, status: str,
                route: str | None) -> None:

@@ -37,6 +37,7 @@ from bot.models.base import (
 )
 from bot.tools.approval import approved_call
 from bot.tools.registry import Caller, ToolRegistry, ToolResult
+from graphs import EventKind
 from graphs.checkpoints import NodeSteps, node_steps
 
 StopReason = Literal["final_answer", "max_iterations", "max_time", "no_valid_action",
@@ -114,8 +115,8 @@ def _stop(result: LoopResult, sink: Observer | None, reason: StopReason,
           text: str) -> LoopResult:
     result.text, result.stop_reason = text, reason
     result.stopped = reason in ("max_iterations", "max_time", "no_valid_action")
-    emit(sink, {"event": "loop_end", "stop_reason": reason, "iterations": result.iterations,
-                "tool_calls": result.tool_calls})
+    emit(sink, {"event": EventKind.LOOP_END, "stop_reason": reason,
+                "iterations": result.iterations, "tool_calls": result.tool_calls})
     return result
 
 
@@ -147,7 +148,7 @@ async def _tool(tools: ToolRegistry, call: ToolCall, caller: Caller, sink: Obser
         outcome = await approved_call(tools, call, caller, steps, key, run_once)
     else:
         outcome = await run_once(key)
-    emit(sink, {"event": "tool_call", "tool": call.name,
+    emit(sink, {"event": EventKind.TOOL_CALL, "tool": call.name,
                 "arguments": tools.describe_arguments(call.arguments), "ok": outcome.ok,
                 "duration_s": watch.elapsed()})
     return outcome

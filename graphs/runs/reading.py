@@ -150,12 +150,6 @@ class RunReading:
         return self._waits(" WHERE w.reply_key IS NOT NULL AND w.answered_at >= ?"
                            " AND r.status != 'running'", (since,), order="w.answered_at")
 
-    def waits_of_chat(self, platform: str, chat_id: str) -> list[WaitInfo]:
-        """Open waits of runs started from this chat (by the run's meta), oldest first."""
-        return self._waits(" WHERE w.status = 'open' AND json_extract(r.meta, '$.platform') = ?"
-                           " AND CAST(json_extract(r.meta, '$.chat_id') AS TEXT) = ?",
-                           (platform, chat_id))
-
     def _waits(self, where: str, args: tuple[Any, ...],
                order: str = "w.created_at, w.rowid") -> list[WaitInfo]:
         rows = self.conn.execute(f"{_WAIT_COLUMNS}{where} ORDER BY {order}", args).fetchall()
