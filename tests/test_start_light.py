@@ -31,6 +31,9 @@ HEAVY = {
     "openai": "OpenAI models and transcription",
     "anthropic": "Anthropic models",
     "dateparser": "the first reminder phrase (bot.models.reminder_phrases)",
+    "icalendar": "the first calendar read (bot.calendar.ics)",
+    "recurring_ical_events": "the first calendar read (bot.calendar.ics)",
+    "x_wr_timezone": "the first calendar read (bot.calendar.ics)",
 }
 # What `frontdesk run` imports for a Telegram start, then the app it assembles.
 TEXT_ONLY_START = """

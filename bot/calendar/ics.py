@@ -11,6 +11,7 @@ events stay dates).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -20,16 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import httpx
-import icalendar
-import x_wr_timezone
-from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
-from recurring_ical_events.adapters.event import EventAdapter
-from recurring_ical_events.series import Series
+
+if TYPE_CHECKING:  # the iCalendar libraries load with the first calendar read, not at start
+    import icalendar
 
 log = logging.getLogger("frontdesk.calendar")
 
@@ -72,6 +71,11 @@ class AgendaResult:
 
 def zone_named(name: str) -> tzinfo:
     """An IANA zone, or a Windows zone name ("W. Europe Standard Time") mapped to one."""
+    if name != "UTC":  # the one name both know; the Windows table maps it to Etc/UTC
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError):
+            return ZoneInfo(name)
+    from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
+
     try:
         return ZoneInfo(WINDOWS_TO_OLSON.get(name, name))
     except (ZoneInfoNotFoundError, ValueError) as exc:
@@ -128,6 +132,9 @@ class Calendar:
 
     def events(self, start: datetime, end: datetime) -> AgendaResult:
         """Every occurrence overlapping [start, end), zero-length ones included."""
+        from recurring_ical_events.adapters.event import EventAdapter
+        from recurring_ical_events.series import Series
+
         start, end = self._aware(start), self._aware(end)
         calendar = self._calendar()
         result = AgendaResult()
@@ -261,6 +268,9 @@ class Calendar:
 
 def parse(data: bytes, label: str) -> icalendar.Calendar:
     """Parse .ics bytes and normalise Google's X-WR-TIMEZONE; one-line error if impossible."""
+    import icalendar
+    import x_wr_timezone
+
     try:
         calendar = icalendar.Calendar.from_ical(data)
     except Exception as exc:  # icalendar raises assorted types on malformed input
@@ -276,6 +286,8 @@ def parse(data: bytes, label: str) -> icalendar.Calendar:
 
 def _series_components(calendar: icalendar.Calendar) -> list[list[icalendar.Event]]:
     """VEVENTs grouped into series by UID (a missing UID is its own series), file order."""
+    import icalendar
+
     groups: dict[str, list[icalendar.Event]] = defaultdict(list)
     for index, component in enumerate(calendar.walk("VEVENT")):
         assert isinstance(component, icalendar.Event)

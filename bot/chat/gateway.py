@@ -3,15 +3,15 @@
 Order for one message: allowlist (checked once) → inbox record (before any work) → per-chat
 lock → a chat command, a workflow command (``bot.chat.workflow_commands``), an answer to this
 chat's waiting run, or a new run (the triage graph, or the plain agent loop with graph mode
-off) → outbox (``bot.delivery.outbox``, shared with the owner notifier) → send. Every run gets an id
-derived from the message, so a message found unanswered after a crash continues *its* run
-(finished nodes are not run again) instead of starting a second one.
+off) → outbox (``bot.delivery.outbox``, shared with the owner notifier) → send. Every run
+gets an id derived from the message (``bot.chat.senders``), so a message found unanswered
+after a crash continues *its* run (finished nodes are not run again) instead of starting a
+second one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -26,6 +26,7 @@ from bot.chat.approval_relay import ask_owner, relayed_wait
 from bot.chat.commands import Command, CommandHandler, parse
 from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
 from bot.chat.locks import ChatLocks
+from bot.chat.senders import history_key, run_id_for, scope_of, sender_of, storable
 from bot.chat.workflow_commands import (
     WORKFLOW_COMMANDS,
     CommandRequest,
@@ -55,12 +56,6 @@ GAVE_UP = ("Sorry, I could not answer this message: working on it stopped me {} 
            "have set it aside. Please send it again in other words.")
 OWED_WINDOW_S = 7 * 24 * 3600.0  # presses this recent are checked for an unqueued outcome
 AnyWorkflow: TypeAlias = Graph | Workflow  # a graph workflow or a code one
-
-
-def run_id_for(msg: IncomingMessage) -> str:
-    """The one run that answers this message: the same id after any restart."""
-    key = f"{msg.platform}|{msg.chat_id}|{msg.message_id}".encode()
-    return "m-" + hashlib.sha256(key).hexdigest()[:20]
 
 
 class Gateway:
@@ -128,7 +123,7 @@ class Gateway:
                 log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
                             item.platform, item.chat_id, item.message_id, unreadable)
                 self.ledger.fail(item.platform, item.chat_id, item.message_id,
-                                   f"unreadable: {unreadable}")
+                                 f"unreadable: {unreadable}")
                 continue
             backlog.setdefault((msg.platform, msg.chat_id), []).append(msg)
         locked = [asyncio.Event() for _ in backlog]
@@ -202,7 +197,7 @@ class Gateway:
             log.error("message %s/%s crashed its answer %d times; marked failed",
                       msg.platform, msg.message_id, tries - 1)
             self.ledger.fail(msg.platform, msg.chat_id, msg.message_id,
-                               f"gave up after {tries - 1} tries")
+                             f"gave up after {tries - 1} tries")
             reply = Reply(GAVE_UP.format(tries - 1), "failed", run_id_for(msg))
             await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
             self._discard(msg)  # set aside: its files are not needed any more
@@ -220,7 +215,7 @@ class Gateway:
         self.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
         self._discard(msg)
         if reply.route not in {"command", "failed"}:
-            self.memory.add_history(self._chat(msg), "assistant", reply.text)
+            self.memory.add_history(history_key(msg), "assistant", reply.text)
         return reply
 
     def _discard(self, msg: IncomingMessage) -> None:
@@ -265,7 +260,7 @@ class Gateway:
         waiting = self._open_wait(msg) if is_owner else None
         answer = match_option(waiting, msg.text) if waiting is not None else None
         if waiting is not None and answer is not None:
-            return await self._answer_wait(waiting, answer, self._scope(msg, is_owner))
+            return await self._answer_wait(waiting, answer, scope_of(msg, is_owner))
         relayed = relayed_wait(self.ledger, self.store, msg.platform, msg.chat_id) \
             if is_owner and waiting is None else None
         answer = match_option(relayed, msg.text) if relayed is not None else None
@@ -287,9 +282,9 @@ class Gateway:
         """A new run's input: the text, who sent it, the chat so far (which it then joins),
         and what its files added (``caption``, ``images``)."""
         history = [{"role": role, "content": text}
-                   for role, text in self.memory.history(self._chat(msg), 10)]
-        self.memory.add_history(self._chat(msg), "user", msg.text)
-        return {"text": msg.text, "sender": self.sender(msg, is_owner), "history": history,
+                   for role, text in self.memory.history(history_key(msg), 10)]
+        self.memory.add_history(history_key(msg), "user", msg.text)
+        return {"text": msg.text, "sender": sender_of(msg, is_owner), "history": history,
                 **extra}
 
     async def _run(self, msg: IncomingMessage, workflow: AnyWorkflow,
@@ -316,7 +311,7 @@ class Gateway:
         started = WORKFLOW_COMMANDS.get(command.name)
         if started is not None:
             return await self._workflow_command(msg, started, command.argument, is_owner)
-        text = await self.commands.handle(command, self._scope(msg, is_owner),
+        text = await self.commands.handle(command, scope_of(msg, is_owner),
                                           lambda: self._cancel(msg, is_owner),
                                           where=(msg.platform, msg.chat_id), is_owner=is_owner)
         return Reply(text or "", "command")
@@ -330,7 +325,7 @@ class Gateway:
             return Reply(command.missing_argument, "command")
 
         def make_input() -> dict[str, Any]:
-            sender = self.sender(msg, is_owner)
+            sender = sender_of(msg, is_owner)
             return command.input(CommandRequest(argument, sender, self.today()))
 
         state = await self._run(msg, self.workflows[command.workflow], make_input)
@@ -392,24 +387,3 @@ class Gateway:
     async def expire(self, now: float | None = None) -> int:
         """Follow ``on_expiry`` for every wait past its time and tell its chat; how many."""
         return await self.decisions.expire(now)
-
-    # -- who is writing ------------------------------------------------------------------
-    def sender(self, msg: IncomingMessage, is_owner: bool) -> dict[str, Any]:
-        """The plain-dict sender the workflows see."""
-        return {"scope": self._scope(msg, is_owner), "is_owner": is_owner,
-                "platform": msg.platform, "chat_id": msg.chat_id,
-                "message_id": msg.message_id, "name": msg.user_name or msg.user_id}
-
-    @staticmethod
-    def _scope(msg: IncomingMessage, is_owner: bool) -> str:
-        return "owner" if is_owner else f"{msg.platform}:{msg.user_id}"
-
-    @staticmethod
-    def _chat(msg: IncomingMessage) -> str:
-        return f"{msg.platform}:chat:{msg.chat_id}"
-
-
-def storable(text: str) -> str:
-    """Text SQLite can store: a lone surrogate (a console's undecodable byte) becomes '?'."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
