@@ -1,6 +1,6 @@
 """The `frontdesk` command line: parse arguments, load settings, dispatch to one command module.
 
-Every subcommand lives in ``bot/commands/<name>.py`` as ``main(args, settings) -> int`` and is
+Every subcommand lives in ``bot/cli/<name>.py`` as ``main(args, settings) -> int`` and is
 imported only when used, so ``frontdesk --help`` stays fast (the model SDKs take ~1 s to import).
 A bad setting stops any command with exit status 2 and one line naming the variable; a bug
 never shows a traceback: one line, and the log file that holds the details (exit status 1).
@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     memory_sub.add_parser("add", help="save a note").add_argument("text", metavar="TEXT")
     memory_sub.add_parser("search", help="search notes").add_argument("query", metavar="QUERY")
     memory_sub.add_parser("forget", help="delete a note").add_argument("id", metavar="ID")
+    export = memory_sub.add_parser("export", help="every note with its scope, to stdout")
+    export.add_argument("--json", action="store_true", help="as JSON (the default is JSON Lines)")
+    memory_sub.add_parser("import", help="notes from an export file").add_argument(
+        "file", metavar="FILE")
 
     dashboard = sub.add_parser("dashboard", help="serve the local web page of runs")
     dashboard.add_argument("--port", type=int, default=None)
@@ -75,6 +79,22 @@ def build_parser() -> argparse.ArgumentParser:
     people = sub.add_parser("people", help="people allowed or blocked through pairing")
     people.add_argument("action", nargs="?", choices=["remove"], metavar="remove")
     people.add_argument("id", nargs="?", metavar="ID")
+
+    # keeping it: a service, backups, restores
+    service = sub.add_parser("service", help="install or remove a systemd unit that runs "
+                                             "`frontdesk run`")
+    service.add_argument("action", choices=["install", "uninstall"], metavar="install|uninstall")
+    scope = service.add_mutually_exclusive_group()
+    scope.add_argument("--user", dest="system", action="store_false",
+                       help="a unit of your own user (the default)")
+    scope.add_argument("--system", dest="system", action="store_true",
+                       help="a system-wide unit (needs root)")
+    backup = sub.add_parser("backup", help="a consistent copy of the database, attachments and "
+                                           "traces, while the bot runs")
+    backup.add_argument("path", nargs="?", metavar="PATH",
+                        help="the file to write (default: under FRONTDESK_HOME/backups)")
+    restore = sub.add_parser("restore", help="put a backup back (the bot must be stopped)")
+    restore.add_argument("path", metavar="PATH")
     return parser
 
 

@@ -30,6 +30,7 @@ class Settings:
     model_timeout: float = 60.0  # seconds one model request may take
     answer_deadline: float = 180.0  # seconds one message may take before it is stopped
     trace_days: float = 30.0  # days of JSONL traces kept
+    backup_days: int = 7  # daily backups kept under FRONTDESK_HOME/backups (0: none taken)
     notify: str | None = None
     dashboard_port: int | None = None
     brief_at: time | None = None  # FRONTDESK_BRIEF_AT, parsed here once
@@ -90,6 +91,8 @@ class Settings:
                                             get("FRONTDESK_ANSWER_DEADLINE"), 180.0),
             trace_days=values.positive("FRONTDESK_TRACE_DAYS", get("FRONTDESK_TRACE_DAYS"), 30.0,
                                        "days", "30"),
+            backup_days=values.whole("FRONTDESK_BACKUP_DAYS", get("FRONTDESK_BACKUP_DAYS"), 7,
+                                     low=0, high=3650, example="7"),
             notify=values.choice("FRONTDESK_NOTIFY", get("FRONTDESK_NOTIFY"),
                                  ("telegram", "discord", "all"), None),
             dashboard_port=values.port("FRONTDESK_DASHBOARD_PORT",
