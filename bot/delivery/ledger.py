@@ -231,16 +231,6 @@ class Ledger:
             (platform, chat_id, message_id)).fetchone()
         return str(row[0]) if row else None
 
-    def unfinished(self, platform: str | None = None) -> list[dict[str, Any]]:
-        """Payloads of messages received but not yet closed, oldest first (for recovery)."""
-        sql = "SELECT payload FROM inbox WHERE status = 'received'"
-        args: tuple[str, ...] = ()
-        if platform is not None:
-            sql += " AND platform = ?"
-            args = (platform,)
-        rows = self.conn.execute(sql + " ORDER BY received_at, rowid", args).fetchall()
-        return [json.loads(row[0]) for row in rows]
-
     def open_messages(self, platform: str) -> list[InboxItem]:
         """Messages received but not yet closed, oldest first, payloads as stored (recovery
         reads each on its own, so one unreadable record cannot stop the others)."""
