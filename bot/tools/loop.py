@@ -4,8 +4,9 @@ The same loop runs with graph mode off and inside the triage graph's ``full_agen
 Tool failures and refusals go back to the model as observations. The loop stops for one of
 ``STOP_REASONS``, named in a ``loop_end`` event: a final answer, ``max_iterations`` turns,
 ``max_seconds`` of time, turns with no valid action (only unknown tools, refused tools or
-arguments that do not fit), or a critical failure (the model failed). ``model_call``, ``tool_call`` and ``loop_end`` events go to the observer passed in,
-else to the current graph node's.
+arguments that do not fit), or a critical failure (the model failed). ``model_call``,
+``tool_call`` and ``loop_end`` events go to the observer passed in, else to the current graph
+node's.
 
 Inside a durable run each model turn and each tool call is a step (``graphs.checkpoints``):
 recorded as it completes, replayed when the node runs again after a crash, so a tool that ran
