@@ -16,6 +16,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,13 +55,20 @@ from sqlitedb import connect
 if TYPE_CHECKING:
     from bot.media.attachments import Attachments
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "config" / "prompts"
+# Shipped inside the package (package data), so a wheel installed by pip, pipx or uv has them.
+PROMPTS_DIR: Traversable = files("bot.config") / "prompts"
 
 
-def load_prompts(directory: Path = PROMPTS_DIR) -> dict[str, str]:
-    """Every ``*.txt`` prompt by its stem (users edit them in ``config/prompts``)."""
-    return {path.stem: path.read_text(encoding="utf-8").strip()
-            for path in sorted(directory.glob("*.txt"))}
+def load_prompts(overrides: Path | None = None, *,
+                 shipped: Traversable = PROMPTS_DIR) -> dict[str, str]:
+    """Every shipped ``*.txt`` prompt by its stem; a file of the same name in ``overrides``
+    (``FRONTDESK_HOME/prompts``) replaces the shipped one, and a new name there adds a prompt."""
+    texts = {entry.name.removesuffix(".txt"): entry.read_text(encoding="utf-8").strip()
+             for entry in shipped.iterdir() if entry.name.endswith(".txt")}
+    if overrides is not None and overrides.is_dir():
+        texts.update({path.stem: path.read_text(encoding="utf-8").strip()
+                      for path in sorted(overrides.glob("*.txt"))})
+    return texts
 
 
 @dataclass(frozen=True)
@@ -120,7 +129,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
     people = People(connect(settings.database))
     access = Access(settings, people)
     models = models or build_models(settings)
-    prompts = load_prompts()
+    prompts = load_prompts(settings.home / "prompts")
     tools = build_tools(memory, calendar, notifier.notify)
     mcp = McpServers(settings.mcp_config, settings.home, settings.mcp_timeout, tools)
 

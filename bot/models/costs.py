@@ -1,6 +1,6 @@
 """What model calls cost: the editable price table and the spend log that enforces the daily budget.
 
-Prices come from ``config/prices.toml`` (USD per million tokens), overridden by a
+Prices come from the shipped ``bot/config/prices.toml`` (USD per million tokens), overridden by a
 ``prices.toml`` in ``FRONTDESK_HOME`` if there is one. The budget is a hard cap: before a call,
 ``SpendLog.reserve`` holds its worst case (a ``costs_holds`` row) in the same SQLite
 transaction that checks the day's settled costs plus every open hold against the budget, so two
@@ -17,13 +17,15 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from pathlib import Path
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from zoneinfo import ZoneInfo
 
 from bot.config.settings import Settings
 from sqlitedb import Migration, connect, migrate, transaction
 
-DEFAULT_PRICES = Path(__file__).resolve().parents[2] / "config" / "prices.toml"
+# Shipped inside the package (package data), so a wheel installed by pip, pipx or uv has it.
+DEFAULT_PRICES: Traversable = files("bot.config") / "prices.toml"
 
 MIGRATIONS: list[Migration] = [
     ("costs_001_calls", """
@@ -87,7 +89,7 @@ class PriceTable:
         self.prices = dict(prices)
 
     @classmethod
-    def load(cls, paths: Iterable[Path]) -> PriceTable:
+    def load(cls, paths: Iterable[Traversable]) -> PriceTable:
         """Read the files that exist, later ones overriding earlier ones."""
         prices: dict[str, Price] = {}
         for path in paths:
@@ -111,7 +113,7 @@ class PriceTable:
                 + output_tokens * price.output_per_mtok) / 1_000_000
 
 
-def _read_prices(path: Path) -> dict[str, Price]:
+def _read_prices(path: Traversable) -> dict[str, Price]:
     import tomllib  # here: only a provider's models read prices, and the parser is not free
 
     try:
