@@ -1,10 +1,8 @@
 """Notes and chat history in SQLite FTS5: add, bm25 search with snippets, forget, recent.
 
-Scoping lives in the row ids. Every scope (the owner, a person, a chat) gets a number, and
-its rows take ids in ``[number * STRIDE, (number + 1) * STRIDE)``; the owner is number 0,
-so the owner's note ids are simply 1, 2, 3… A search hands FTS5 that rowid range, so another
-scope's rows are never even read, and the final rows are joined back to their table and
-checked against the scope once more.
+Scoping lives in the row ids (memory/scopes.py): each scope's rows take ids in a range of
+their own. A search hands FTS5 that rowid range, so another scope's rows are never even read,
+and the final rows are joined back to their table and checked against the scope once more.
 
 Search is bounded so it stays fast at a million notes: only a word's newest CANDIDATES
 matches are ranked (FTS5 walks rowids newest first and stops there), by BM25 computed in
@@ -40,9 +38,9 @@ from memory.rank import (
     walked_words,
 )
 from memory.schema import MIGRATIONS
+from memory.scopes import HISTORY, NOTES, STRIDE, Table, reserve, scope_range
 from sqlitedb import migrate, transaction
 
-STRIDE = 1_000_000_000
 MAX_NOTE_CHARS = 10_000
 CANDIDATES = 300
 SAMPLE = 500
@@ -55,6 +53,7 @@ DENSE = 0.1
 CACHE_TERMS = 4096
 SHORTLIST = 10  # candidates read and scored exactly, per result wanted
 COMMON = 0.02  # the share of a scope's notes above which a word is common
+
 
 class NoteTooLarge(ValueError):
     """A note over MAX_NOTE_CHARS; refused rather than silently cut."""
@@ -69,20 +68,6 @@ class Hit:
     snippet: str
     score: float
     created_at: float
-
-
-@dataclass(frozen=True)
-class _Table:
-    """The names one searchable table goes by: rows, index, owner column, id sequence."""
-
-    rows: str
-    fts: str
-    owner_column: str
-    sequence: str
-
-
-NOTES = _Table("memory_notes", "memory_notes_fts", "scope", "last_note")
-HISTORY = _Table("memory_history", "memory_history_fts", "chat", "last_history")
 
 
 class Memory:
@@ -110,13 +95,13 @@ class Memory:
         """
         if not effect_key:
             return self.add_many(scope, [text])[0]
-        cleaned = _checked_note(text)
+        cleaned = checked_note(text)
         with self._lock, transaction(self.conn):
             row = self.conn.execute("SELECT note_id FROM memory_effects WHERE key = ?",
                                     (effect_key,)).fetchone()
             if row is not None:
                 return int(row[0])
-            note_id = self._reserve(NOTES, scope, 1)
+            note_id = reserve(self.conn, NOTES, scope, 1)
             self.conn.execute("INSERT INTO memory_notes (id, scope, text, created_at)"
                               " VALUES (?, ?, ?, ?)", (note_id, scope, cleaned, time.time()))
             self.conn.execute("INSERT INTO memory_effects (key, note_id) VALUES (?, ?)",
@@ -126,10 +111,10 @@ class Memory:
 
     def add_many(self, scope: str, texts: Iterable[str]) -> list[int]:
         """Save several notes in one transaction (bulk import); return their ids."""
-        cleaned = [_checked_note(text) for text in texts]
+        cleaned = [checked_note(text) for text in texts]
         now = time.time()
         with self._lock, transaction(self.conn):
-            first = self._reserve(NOTES, scope, len(cleaned))
+            first = reserve(self.conn, NOTES, scope, len(cleaned))
             ids = list(range(first, first + len(cleaned)))
             self.conn.executemany(
                 "INSERT INTO memory_notes (id, scope, text, created_at) VALUES (?, ?, ?, ?)",
@@ -152,7 +137,7 @@ class Memory:
 
     def recent(self, scope: str, n: int = 10) -> list[Hit]:
         """``scope``'s latest notes, newest first."""
-        bounds = self._range(scope)
+        bounds = scope_range(self.conn, scope)
         if bounds is None:
             return []
         rows = self.conn.execute(
@@ -178,7 +163,7 @@ class Memory:
     def add_history(self, chat: str, role: str, text: str) -> None:
         """Append one line of a chat's history."""
         with self._lock, transaction(self.conn):
-            line_id = self._reserve(HISTORY, chat, 1)
+            line_id = reserve(self.conn, HISTORY, chat, 1)
             self.conn.execute(
                 "INSERT INTO memory_history (id, chat, role, text, created_at) "
                 "VALUES (?, ?, ?, ?, ?)", (line_id, chat, role, clean_text(text), time.time()))
@@ -186,7 +171,7 @@ class Memory:
 
     def history(self, chat: str, n: int = 20) -> list[tuple[str, str]]:
         """The chat's last ``n`` lines as (role, text), oldest first."""
-        bounds = self._range(chat)
+        bounds = scope_range(self.conn, chat)
         if bounds is None:
             return []
         rows = self.conn.execute(
@@ -201,27 +186,7 @@ class Memory:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _reserve(self, table: _Table, scope: str, count: int) -> int:
-        """Inside a transaction: the first of ``count`` fresh ids in ``scope``'s range."""
-        self.conn.execute(
-            "INSERT OR IGNORE INTO memory_scopes (scope, number) "
-            "VALUES (?, (SELECT MAX(number) + 1 FROM memory_scopes))", (scope,))
-        number, last = self.conn.execute(
-            f"UPDATE memory_scopes SET {table.sequence} = {table.sequence} + ? "
-            f"WHERE scope = ? RETURNING number, {table.sequence}", (count, scope)).fetchone()
-        if last >= STRIDE:
-            raise OverflowError(f"scope {scope!r} is full ({STRIDE - 1:,} rows)")
-        return int(number) * STRIDE + int(last) - count + 1
-
-    def _range(self, scope: str) -> tuple[int, int] | None:
-        """The id range that belongs to ``scope``; None if it has never written anything."""
-        row = self.conn.execute("SELECT number FROM memory_scopes WHERE scope = ?",
-                                (scope,)).fetchone()
-        if row is None:
-            return None
-        return row[0] * STRIDE, row[0] * STRIDE + STRIDE - 1
-
-    def _search(self, table: _Table, scope: str, query: str, k: int) -> list[Hit]:
+    def _search(self, table: Table, scope: str, query: str, k: int) -> list[Hit]:
         """Notes with all the words first; notes with any of them only to fill up to ``k``."""
         terms = query_terms(query)
         row = self.conn.execute(f"SELECT number, {table.sequence} FROM memory_scopes "
@@ -266,7 +231,7 @@ class Memory:
                 self.conn.execute("COMMIT")
         return hits
 
-    def _ranked(self, table: _Table, scope: str, terms: list[str], groups: list[list[str]],
+    def _ranked(self, table: Table, scope: str, terms: list[str], groups: list[list[str]],
                 span: _Span, k: int, matching: dict[str, float],
                 seen: AbstractSet[int] = frozenset(), require_all: bool = False) -> list[Hit]:
         """Top ``k`` by BM25 among the newest CANDIDATES notes holding all the words of one of
@@ -339,12 +304,12 @@ class Memory:
         return [Hit(id=note_id, text=text, snippet=snippet(text, phrases), score=score,
                     created_at=created) for score, note_id, text, created in scored[:k]]
 
-    def _average_length(self, table: _Table) -> float:
+    def _average_length(self, table: Table) -> float:
         """Tokens per row of the index."""
         record = self.conn.execute(f"SELECT block FROM {table.fts}_data WHERE id = 1").fetchone()
         return average_length(record[0] if record else None)
 
-    def _matching_counts(self, table: _Table, span: _Span,
+    def _matching_counts(self, table: Table, span: _Span,
                          terms: list[str]) -> dict[str, float]:
         """How many of the scope's rows each phrase matches (cached until the next write)."""
         stamp = (self.conn.execute("PRAGMA data_version").fetchone()[0], self._writes)
@@ -360,7 +325,7 @@ class Memory:
             counts[term] = self._matching[key]
         return counts
 
-    def _sample(self, table: _Table, term: str, span: _Span) -> tuple[float, int]:
+    def _sample(self, table: Table, term: str, span: _Span) -> tuple[float, int]:
         """How many rows of the scope one phrase matches, estimated from its newest SAMPLE
         matches (exact when it has fewer), and the oldest id among them (the scope's first
         id if it has fewer)."""
@@ -381,7 +346,7 @@ class _Span:
     issued: int
 
 
-def _checked_note(text: str) -> str:
+def checked_note(text: str) -> str:
     """The note as stored; refuses empty and oversized notes with a clear message."""
     cleaned = clean_text(text).strip()
     if not cleaned:
