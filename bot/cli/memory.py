@@ -1,21 +1,31 @@
-"""`frontdesk memory add | search | forget`: the owner's notes, from the command line."""
+"""`frontdesk memory add | search | forget` on the owner's notes, and `export | import` of
+every scope's notes (memory/transfer.py has the format), from the command line."""
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
+import sqlite3
 import sys
+from typing import TextIO
 
 from bot.config.settings import Settings
 from memory.notes import Memory, NoteTooLarge
+from memory.transfer import BadExport, export_notes, import_notes
 from sqlitedb import connect
 
 OWNER = "owner"
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
-    """Run one memory action on the owner's notes in settings.database."""
+    """Run one memory action on the notes in settings.database."""
     conn = connect(settings.database)
     try:
+        if args.memory_command == "export":
+            return _export(conn, args.json)
+        if args.memory_command == "import":
+            return _import(conn, args.file)
         memory = Memory(conn)
         if args.memory_command == "add":
             return _add(memory, args.text)
@@ -60,3 +70,47 @@ def _forget(memory: Memory, raw_id: str) -> int:
         return 1
     print(f"forgot note {note_id}")
     return 0
+
+
+def _export(conn: sqlite3.Connection, as_array: bool) -> int:
+    """Every note of every scope to stdout, as JSON Lines or (``--json``) one JSON array."""
+    out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n",
+                           write_through=False)
+    try:
+        export_notes(conn, out, as_array=as_array)
+        out.flush()
+    except BrokenPipeError:
+        # the reader stopped early (`| head`): nothing more to say, and nothing to flush
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    finally:
+        out.detach()
+    return 0
+
+
+def _import(conn: sqlite3.Connection, path: str) -> int:
+    """Add the notes of an export file (``-``: stdin); say what was done."""
+    try:
+        with _opened(path) as source:
+            done = import_notes(conn, source)
+    except OSError as exc:
+        print(f"frontdesk memory import: cannot read {path} ({exc.strerror})", file=sys.stderr)
+        return 1
+    except BadExport as exc:
+        print(f"frontdesk memory import: {path}: {exc}. Nothing was imported.", file=sys.stderr)
+        return 1
+    print(f"imported {_notes(done.imported)} ({done.new_ids:,} with new ids), "
+          f"{done.already_there:,} already there")
+    return 0
+
+
+def _opened(path: str) -> TextIO:
+    """The export file as text (``-``: stdin); a byte-order mark is skipped."""
+    if path == "-":
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")
+
+
+def _notes(count: int) -> str:
+    """``1 note``, ``120 notes``."""
+    return f"{count:,} note" + ("" if count == 1 else "s")
