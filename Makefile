@@ -3,12 +3,31 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck docs pytest browser bench clean
+# uv when it is on the machine (the first install in seconds rather than minutes), else pip.
+# `make run UV=` forces pip. Either way each step says what it does and shows the installer's
+# own progress: the first install is never a silent minute.
+ifeq ($(origin UV),undefined)
+UV := $(shell command -v uv 2>/dev/null)
+endif
+ifdef UV
+INSTALLER := uv
+NEW_VENV := $(UV) venv --seed --python python3 $(VENV)
+PIP_INSTALL := $(UV) pip install --python $(PY)
+else
+INSTALLER := pip
+NEW_VENV := python3 -m venv $(VENV)
+PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check
+endif
+
+.PHONY: run test lint typecheck docs pytest browser systemd bench clean
 
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	touch $(STAMP)
+	@test -x $(PY) || { echo "== creating the virtualenv $(VENV) ($(INSTALLER))"; $(NEW_VENV); }
+	@echo "== installing Frontdesk and its dev tools into $(VENV) with $(INSTALLER)" \
+	  "(the first time: about a minute with pip, seconds with uv)"
+	$(PIP_INSTALL) -e '.[dev]'
+	@touch $(STAMP)
+	@echo "== installed; next time \`make run\` starts at once"
 
 run: $(STAMP)
 	$(VENV)/bin/frontdesk run
@@ -23,7 +42,7 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
-pytest: $(STAMP) browser
+pytest: $(STAMP) browser systemd
 	$(VENV)/bin/pytest
 
 # The dashboard's browser tests drive Debian's chromium (no test tool may download a browser).
@@ -33,10 +52,18 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
 	   chromium-driver >/dev/null) || echo "could not install chromium: browser tests will skip"; }
 
+# The service tests check the unit with Debian's `systemd-analyze verify`.
+systemd:
+	@command -v systemd-analyze >/dev/null 2>&1 || { \
+	  echo "installing Debian's systemd for the service tests (systemd-analyze verify)"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd \
+	   >/dev/null) || echo "could not install systemd: the unit checks will skip"; }
+
 test: lint typecheck docs pytest
 
 $(VENV)/.bench-installed: $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	@echo "== installing the benchmarks' extras into $(VENV) with $(INSTALLER)"
+	$(PIP_INSTALL) -e '.[dev,bench]'
 	touch $@
 
 bench: $(VENV)/.bench-installed
