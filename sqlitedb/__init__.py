@@ -2,9 +2,12 @@
 
 Every part of Frontdesk (runs, memory, inbox/outbox) keeps its schema as a list of small
 migrations under its own name prefix, e.g. ``("runs_001_create", sql)``. They are applied in
-order, once, and recorded in the shared ``migrations`` table (the simonw/llm habit).
-``transaction(conn)`` is the one way to write several statements all or nothing. This module
-imports nothing of ours, so ``graphs/``, ``memory/`` and ``bot/`` can all build on it.
+order, once, and recorded in the shared ``migrations`` table (the simonw/llm habit) with the
+Frontdesk version that applied it, so a later reader can tell which version wrote a migration
+it does not know. ``migrate(..., atomic=True)`` applies every pending one in one transaction
+(an upgrade that fails leaves the database as it was). ``transaction(conn)`` is the one way to
+write several statements all or nothing. This module imports nothing of ours, so
+``graphs/``, ``memory/`` and ``bot/`` can all build on it.
 """
 
 from __future__ import annotations
@@ -13,13 +16,36 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
-__all__ = ["DB_FILENAME", "Migration", "connect", "database_path", "migrate", "transaction"]
+__all__ = ["DB_FILENAME", "Migration", "MigrationError", "applied_migrations", "connect",
+           "database_path", "migrate", "running_version", "transaction"]
 
 Migration = tuple[str, "str | Callable[[sqlite3.Connection], None]"]
 
 DB_FILENAME = "frontdesk.db"
+DISTRIBUTION = "frontdesk"  # the installed distribution this package ships in
+
+
+class MigrationError(sqlite3.DatabaseError):
+    """A migration failed; ``name`` is which, the cause is chained."""
+
+    def __init__(self, name: str, cause: BaseException) -> None:
+        super().__init__(f"{name}: {type(cause).__name__}: {cause}")
+        self.name = name
+        self.cause = cause
+
+
+@cache
+def running_version() -> str:
+    """The version of Frontdesk running now, recorded with each migration it applies."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def database_path(home: Path) -> Path:
@@ -57,29 +83,69 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
-def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> list[str]:
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *,
+            atomic: bool = False) -> list[str]:
     """Apply the migrations not yet recorded, in order; return the names applied now.
 
     Each migration runs in its own transaction together with its record, so a crash leaves
-    either both or neither.
+    either both or neither; with ``atomic`` all of them run in one transaction, so a failure
+    leaves none. A failure raises ``MigrationError`` naming the migration.
     """
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-    )
+    if atomic:
+        with transaction(conn):
+            _prepare_table(conn)
+            return [name for name, step in migrations if _apply(conn, name, step)]
+    if "version" not in _columns(conn):  # a read first: most opens find the table as it is
+        with transaction(conn):
+            _prepare_table(conn)
     applied: list[str] = []
     for name, step in migrations:
         with transaction(conn):
-            done = conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone()
-            if done is None:
-                if isinstance(step, str):
-                    for statement in _statements(step):
-                        conn.execute(statement)
-                else:
-                    step(conn)
-                conn.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
-                             (name, time.time()))
+            if _apply(conn, name, step):
                 applied.append(name)
     return applied
+
+
+def applied_migrations(conn: sqlite3.Connection) -> dict[str, str | None]:
+    """Every recorded migration's name and the version that applied it (None: not recorded,
+    as before versions were); empty when the database has no ``migrations`` table yet."""
+    tables = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone()
+    if tables is None:
+        return {}
+    if "version" not in _columns(conn):
+        return {row[0]: None for row in conn.execute("SELECT name FROM migrations")}
+    return {row[0]: row[1] for row in conn.execute("SELECT name, version FROM migrations")}
+
+
+def _columns(conn: sqlite3.Connection) -> set[str]:
+    return {row[1] for row in conn.execute("PRAGMA table_info(migrations)")}
+
+
+def _prepare_table(conn: sqlite3.Connection) -> None:
+    """The ``migrations`` table, with its ``version`` column (added to a table made before)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY,"
+                 " applied_at REAL NOT NULL, version TEXT)")
+    if "version" not in _columns(conn):
+        conn.execute("ALTER TABLE migrations ADD COLUMN version TEXT")
+
+
+def _apply(conn: sqlite3.Connection, name: str,
+           step: str | Callable[[sqlite3.Connection], None]) -> bool:
+    """Run one migration and record it, inside the caller's transaction; False: done before."""
+    if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+        return False
+    try:
+        if isinstance(step, str):
+            for statement in _statements(step):
+                conn.execute(statement)
+        else:
+            step(conn)
+    except Exception as exc:
+        raise MigrationError(name, exc) from exc
+    conn.execute("INSERT INTO migrations (name, applied_at, version) VALUES (?, ?, ?)",
+                 (name, time.time(), running_version()))
+    return True
 
 
 def _statements(script: str) -> list[str]:

@@ -4,6 +4,9 @@ Every subcommand lives in ``bot/cli/<name>.py`` as ``main(args, settings) -> int
 imported only when used, so ``frontdesk --help`` stays fast (the model SDKs take ~1 s to import).
 A bad setting stops any command with exit status 2 and one line naming the variable; a bug
 never shows a traceback: one line, and the log file that holds the details (exit status 1).
+Before a command that opens the database, the database is checked once
+(``bot.backups.upgrade``): a newer one stops the command, an older one is backed up and
+migrated; ``--version`` says where it stands.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="frontdesk",
         description="Frontdesk: a self-hosted assistant that triages every message with a graph.",
     )
-    parser.add_argument("--version", action="version", version=f"frontdesk {version()}")
+    parser.add_argument("--version", action=VersionAction, nargs=0,
+                        help="show the version and the database's state, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sub.add_parser("run", help="start every adapter with a token configured; else the console")
@@ -100,6 +104,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Commands that run on bad settings too (they report or repair them): settings may be None.
 WITHOUT_SETTINGS = {"setup", "doctor"}
+# Commands that run whatever the database's state: they do not open it (agenda, service,
+# setup), report it (doctor) or replace it (restore). Every other one is checked first.
+WITHOUT_DATABASE_CHECK = {"setup", "doctor", "restore", "service", "agenda"}
+
+
+class VersionAction(argparse.Action):
+    """``--version``: the installed version and the database's state, read without writing."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"frontdesk {version()} (database: {database_summary()})")
+        parser.exit()
+
+
+def database_summary() -> str:
+    """'no database yet', '34 migrations, up to date', '32 migrations, 2 to apply', ..."""
+    from pathlib import Path
+
+    from dotenv import load_dotenv
+
+    from bot.config.settings import Settings
+    from bot.schema import read_state
+
+    load_dotenv(os.path.join(os.getcwd(), ".env"), override=False)
+    try:
+        database = Settings.from_env(os.environ).database
+    except ValueError:  # bad settings elsewhere: FRONTDESK_HOME alone still says where
+        home = os.environ.get("FRONTDESK_HOME") or Path.home() / ".frontdesk"
+        database = Path(home).expanduser() / "frontdesk.db"
+    return read_state(database).summary()
 
 
 def version() -> str:
@@ -139,6 +173,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         quiet_last_resort(settings)
     try:
+        if settings is not None and args.command not in WITHOUT_DATABASE_CHECK:
+            from bot.backups.upgrade import UpgradeStop, prepare_database
+
+            try:
+                prepare_database(settings.home, say=lambda line: print(
+                    f"frontdesk: {line}", file=sys.stderr))
+            except UpgradeStop as stop:
+                print(f"frontdesk: {stop}", file=sys.stderr)
+                return 1
         module = importlib.import_module(f"bot.cli.{args.command}")
         code: int = module.main(args, settings)
     except KeyboardInterrupt:

@@ -33,8 +33,9 @@ from sqlitedb import Migration, migrate, transaction
 
 MAX_PENDING = 100  # per person
 MAX_TEXT_CHARS = 1000
-# a text to repeat, a prompt for the agent, an event's notice, the morning briefing
-KINDS = ("text", "prompt", "calendar", "brief")
+# a text to repeat, a prompt for the agent, an event's notice, the morning briefing, the
+# daily backup
+KINDS = ("text", "prompt", "calendar", "brief", "backup")
 LIMITED_KINDS = ("text", "prompt")  # what a person sets; the bot's own do not count
 
 MIGRATIONS: list[Migration] = [

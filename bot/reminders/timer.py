@@ -17,6 +17,11 @@ at start): its occurrence runs the briefing workflow (``SchedulerDeps.brief``, t
 run ``brief-<day>``, so a briefing missed while the bot was down is sent once, and a restart
 on the same day does not make a second.
 
+``FRONTDESK_BACKUP_DAYS`` is another (kind ``backup``, set by ``schedule_backups``): its
+occurrence backs up the home whose database the reminders live in (``bot.backups.archive``:
+``backups/frontdesk-daily-<day>.tar.gz``, once a day, the newest N kept), so the timer needs
+nothing more than it has; a backup missed while the bot was down is taken once at start.
+
 Usage::
 
     scheduler = build_scheduler(SchedulerDeps(reminders=..., runs=..., ...))
@@ -37,7 +42,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from datetime import time as TimeOfDay
+from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot.calendar.ics import Calendar, CalendarError
 from bot.reminders.store import Reminder, Reminders
@@ -53,6 +60,8 @@ RETRY_S = 30.0  # an occurrence whose firing failed is tried again after this lo
 CALENDAR_EVERY_S = 300.0  # how often the calendar is re-read for notices
 CALENDAR_AHEAD_S = 2 * 3600.0  # how far past the notice lead the calendar is read
 BRIEF_SOURCE = "setting:FRONTDESK_BRIEF_AT="  # + the value: the briefing task it set
+BACKUP_SOURCE = "setting:FRONTDESK_BACKUP_DAYS="  # + how many to keep: the backup task
+BACKUP_AT = TimeOfDay(3, 30)  # local: when a bot left running takes its daily backup
 
 
 @dataclass(frozen=True)
@@ -249,6 +258,14 @@ class Scheduler:
                 raise RuntimeError("the briefing is not wired to a gateway")
             await self.deps.brief(reminder.due_local[:10])
             return
+        if reminder.kind == "backup":  # the home of the database the reminders live in
+            from bot.backups.archive import daily_backup
+
+            day = datetime.fromtimestamp(now, ZoneInfo(reminder.zone)).date().isoformat()
+            path = await asyncio.to_thread(daily_backup, self.home(), day,
+                                           backups_kept(reminder))
+            log.info("daily backup: %s", path)
+            return
         run_id = occurrence_run_id(reminder)
         meta = {"platform": reminder.platform, "chat_id": reminder.chat_id,
                 "user": reminder.scope, "reminder": reminder.id}
@@ -256,6 +273,11 @@ class Scheduler:
                                             run_id=run_id, meta=meta)
         if result.status != "completed":
             raise RuntimeError(f"the run {run_id} of reminder {reminder.id} is {result.status}")
+
+    def home(self) -> Path:
+        """FRONTDESK_HOME: the folder of the database file the reminders are stored in."""
+        row = self.reminders.conn.execute("PRAGMA database_list").fetchone()
+        return Path(row[2]).parent
 
     async def sync_calendar(self) -> tuple[int, int]:
         """Re-read the calendar: a notice per coming event; moved or cancelled ones follow."""
@@ -288,6 +310,26 @@ def schedule_briefing(reminders: Reminders, at: TimeOfDay | None, zone: tzinfo,
     first = now.replace(hour=at.hour, minute=at.minute, second=0, microsecond=0)
     return reminders.add("owner", platform, "", "the morning briefing", first, zone=zone,
                          rrule="FREQ=DAILY", kind="brief", source=source)
+
+
+def schedule_backups(reminders: Reminders, keep: int, zone: tzinfo,
+                     platform: str) -> Reminder | None:
+    """FRONTDESK_BACKUP_DAYS as a daily task at BACKUP_AT keeping ``keep`` backups; a task of
+    an earlier value is cancelled, and with 0, every one."""
+    source = f"{BACKUP_SOURCE}{keep}" if keep > 0 else None
+    reminders.cancel_sources(BACKUP_SOURCE, keep=source)
+    if source is None:
+        return None
+    now = datetime.fromtimestamp(reminders.clock(), zone)
+    first = now.replace(hour=BACKUP_AT.hour, minute=BACKUP_AT.minute, second=0, microsecond=0)
+    return reminders.add("owner", platform, "", "the daily backup", first, zone=zone,
+                         rrule="FREQ=DAILY", kind="backup", source=source)
+
+
+def backups_kept(reminder: Reminder) -> int:
+    """How many daily backups a backup task keeps (its setting's value, in its source)."""
+    value = (reminder.source or "").removeprefix(BACKUP_SOURCE)
+    return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
 def build_scheduler(deps: SchedulerDeps) -> Scheduler:

@@ -21,7 +21,7 @@ import httpx
 
 from bot.config.logs import write_details
 from bot.config.settings import Settings
-from bot.schema import known_migrations
+from bot.schema import read_state
 
 TIMEOUT_S = 10.0
 CONTENT_INTENT_FLAGS = (1 << 18) | (1 << 19)  # GATEWAY_MESSAGE_CONTENT (+ _LIMITED)
@@ -84,34 +84,36 @@ async def check_data_dir(ctx: Context) -> list[Result]:
 
 
 async def check_database(ctx: Context) -> list[Result]:
-    """The database file: SQLite's integrity check, and which migrations it has."""
+    """The database file: SQLite's integrity check, and where its schema stands."""
     if (skipped := needs_settings("database", ctx)) is not None:
         return skipped
     assert ctx.settings is not None
     path = ctx.settings.database
-    if not path.exists():
+    state = read_state(path)
+    if not state.exists:
         return [Result("database", True, f"{path} does not exist yet; made at the first start")]
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    verdict = "ok"
+    if not state.problem:
         try:
-            verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
-            applied = {row[0] for row in conn.execute("SELECT name FROM migrations")}
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        return [Result("database", False, f"{path} cannot be read ({exc})",
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+            try:
+                verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            verdict = str(exc)
+    if state.problem:
+        return [Result("database", False, f"{path} cannot be read ({state.problem})",
                        "restore it from a backup, or move it away to start afresh")]
     if verdict != "ok":
         return [Result("database", False, f"{path} is damaged ({verdict})",
                        "restore it from a backup (sqlite3 .recover can save what is left)")]
-    known = known_migrations()
-    newer = sorted(applied - known)
-    if newer:
-        return [Result("database", False, f"written by a newer Frontdesk ({newer[0]} …)",
-                       "upgrade Frontdesk to the version that wrote it")]
-    pending = len(known - applied)
-    later = f", {pending} to apply at the next start" if pending else ""
-    return [Result("database", True, f"intact, {len(applied)} migrations applied{later}")]
+    if state.unknown:
+        return [Result("database", False, f"written by Frontdesk {state.newer_version} "
+                       f"(migration {state.unknown[0]}), newer than this one",
+                       "upgrade Frontdesk to the version that wrote it, or restore a backup")]
+    later = " at the next start, after a backup" if state.pending else ""
+    return [Result("database", True, f"intact, {state.summary()}{later}")]
 
 
 async def check_telegram(ctx: Context) -> list[Result]:

@@ -1,0 +1,222 @@
+"""One backup file of a FRONTDESK_HOME: write it while the bot runs, read and check it back.
+
+A backup is a ``.tar.gz`` holding ``frontdesk.db`` (copied with SQLite's online backup API,
+so it is one consistent moment of the database even while the bot writes: a file copy of a
+WAL database is not), the folders its rows point at (``attachments/``, ``traces/``), and
+``manifest.json``: the Frontdesk version, the database's migrations with the version that
+applied each, the time, the database's SHA-256 and what each folder holds. The archive is
+written under a ``.partial`` name and renamed when complete, so a backup file is never half
+of one. Python's ``tarfile``, ``sqlite3`` and ``json`` do all of it; extraction uses
+``tarfile``'s ``data`` filter (no paths outside the target, no devices or odd links).
+
+Usage::
+
+    path, manifest = make_backup(settings.home)               # backups/frontdesk-<time>.tar.gz
+    manifest = unpack_backup(path, into=folder)               # checked, or BackupError
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sqlite3
+import tarfile
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlitedb import DB_FILENAME, applied_migrations, database_path, running_version
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+FOLDERS = ("attachments", "traces")  # under FRONTDESK_HOME: the files the rows point at
+BACKUPS_DIR = "backups"
+SUFFIX = ".tar.gz"
+DAILY_PREFIX = "frontdesk-daily-"
+
+
+class BackupError(RuntimeError):
+    """A backup cannot be made or is not sound; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a backup holds, written as ``manifest.json`` inside it."""
+
+    frontdesk: str  # the version that took it
+    created_at: str  # ISO 8601, UTC
+    kind: str  # manual | daily | before-upgrade
+    database_sha256: str
+    migrations: dict[str, str | None]  # name -> the version that applied it
+    folders: dict[str, int] = field(default_factory=dict)  # folder -> files in it
+    format: int = FORMAT
+    database: str = DB_FILENAME
+
+    @classmethod
+    def from_json(cls, data: Any) -> Manifest:
+        """The manifest read back; BackupError when a field is missing or of the wrong kind."""
+        try:
+            manifest = cls(frontdesk=str(data["frontdesk"]), created_at=str(data["created_at"]),
+                           kind=str(data["kind"]), database_sha256=str(data["database_sha256"]),
+                           migrations={str(k): None if v is None else str(v)
+                                       for k, v in dict(data["migrations"]).items()},
+                           folders={str(k): int(v) for k, v in dict(data["folders"]).items()},
+                           format=int(data["format"]), database=str(data["database"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BackupError(f"its manifest is incomplete ({type(exc).__name__}: {exc})") \
+                from exc
+        if manifest.format > FORMAT:
+            raise BackupError(f"it was written by Frontdesk {manifest.frontdesk} in a newer "
+                              f"backup format ({manifest.format}); upgrade Frontdesk")
+        return manifest
+
+
+def backups_dir(home: Path) -> Path:
+    """Where backups go by default: FRONTDESK_HOME/backups."""
+    return home / BACKUPS_DIR
+
+
+def default_path(home: Path, kind: str = "manual", now: float | None = None) -> Path:
+    """A timestamped file name under ``backups/`` (a daily one is named by its day)."""
+    moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
+    stamp = moment.strftime("%Y%m%d-%H%M%S")
+    name = "frontdesk-" if kind == "manual" else f"frontdesk-{kind}-"
+    return backups_dir(home) / f"{name}{stamp}{SUFFIX}"
+
+
+def copy_database(source: Path, target: Path) -> None:
+    """One consistent copy through SQLite's online backup API, as a single self-contained
+    file (rollback journal mode, so no ``-wal`` beside it is needed)."""
+    reader = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    writer = sqlite3.connect(target)
+    try:
+        reader.execute("PRAGMA busy_timeout=30000")
+        reader.backup(writer)  # all pages in one step: one read transaction, one moment
+        writer.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        writer.close()
+        reader.close()
+
+
+def check_database(path: Path) -> dict[str, str | None]:
+    """SQLite's integrity check on a database file; its migrations. BackupError if damaged."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            migrations = applied_migrations(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise BackupError(f"its database cannot be read ({exc})") from exc
+    if verdict != "ok":
+        raise BackupError(f"its database is damaged ({verdict})")
+    return migrations
+
+
+def make_backup(home: Path, target: Path | None = None, *, kind: str = "manual",
+                folders: tuple[str, ...] = FOLDERS) -> tuple[Path, Manifest]:
+    """Back up FRONTDESK_HOME's database and ``folders`` into one file; its path and manifest."""
+    source = database_path(home)
+    if not source.exists():
+        raise BackupError(f"there is no database at {source} yet: nothing to back up")
+    target = target or default_path(home, kind)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    with tempfile.TemporaryDirectory(prefix="backup-", dir=target.parent) as staging:
+        copy = Path(staging) / DB_FILENAME
+        try:
+            copy_database(source, copy)
+        except sqlite3.Error as exc:
+            raise BackupError(f"the database {source} cannot be copied ({exc})") from exc
+        migrations = check_database(copy)
+        counts: dict[str, int] = {}
+        with tarfile.open(partial, "w:gz") as tar:
+            tar.add(copy, arcname=DB_FILENAME)
+            for name in folders:
+                if (home / name).is_dir():
+                    counts[name] = _add_folder(tar, home / name, name)
+            manifest = Manifest(frontdesk=running_version(),
+                                created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                                kind=kind, database_sha256=_sha256(copy),
+                                migrations=migrations, folders=counts)
+            data = json.dumps(asdict(manifest), indent=2).encode()
+            info = tarfile.TarInfo(MANIFEST)
+            info.size, info.mtime = len(data), int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+    os.replace(partial, target)
+    return target, manifest
+
+
+def _add_folder(tar: tarfile.TarFile, folder: Path, arcname: str) -> int:
+    """Every regular file under ``folder`` as it is now; one removed meanwhile is skipped."""
+    count = 0
+    tar.add(folder, arcname=arcname, recursive=False)
+    for path in sorted(folder.rglob("*")):
+        name = f"{arcname}/{path.relative_to(folder).as_posix()}"
+        try:
+            if path.is_dir() and not path.is_symlink():
+                tar.add(path, arcname=name, recursive=False)
+            elif path.is_file() and not path.is_symlink():
+                tar.add(path, arcname=name, recursive=False)
+                count += 1
+        except FileNotFoundError:  # pruned (an old trace) while we walked
+            continue
+    return count
+
+
+def unpack_backup(path: Path, into: Path) -> Manifest:
+    """Extract a backup into an empty folder and check it: the manifest, the database's
+    checksum and SQLite integrity check, its migrations as the manifest lists them."""
+    if not path.is_file():
+        raise BackupError(f"{path} does not exist")
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            try:
+                member = tar.getmember(MANIFEST)
+            except KeyError as exc:
+                raise BackupError(f"{path} is not a Frontdesk backup (no {MANIFEST})") from exc
+            raw = tar.extractfile(member)
+            if raw is None:
+                raise BackupError(f"{path} is not a Frontdesk backup ({MANIFEST} is no file)")
+            try:
+                manifest = Manifest.from_json(json.loads(raw.read()))
+            except json.JSONDecodeError as exc:
+                raise BackupError(f"its {MANIFEST} is not JSON ({exc})") from exc
+            tar.extractall(into, filter="data")
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise BackupError(f"{path} cannot be read as a backup ({exc})") from exc
+    database = into / manifest.database
+    if not database.is_file():
+        raise BackupError(f"it holds no {manifest.database}")
+    if _sha256(database) != manifest.database_sha256:
+        raise BackupError("its database does not match the checksum in its manifest")
+    migrations = check_database(database)
+    if set(migrations) != set(manifest.migrations):
+        raise BackupError("its database's migrations differ from its manifest's")
+    return manifest
+
+
+def daily_backup(home: Path, day: str, keep: int) -> Path:
+    """The backup of ``day`` (``YYYY-MM-DD``), taken once; then only the newest ``keep``
+    daily backups are kept (manual and pre-upgrade ones are the owner's to remove)."""
+    target = backups_dir(home) / f"{DAILY_PREFIX}{day}{SUFFIX}"
+    if not target.exists():
+        make_backup(home, target, kind="daily")
+    for old in sorted(backups_dir(home).glob(f"{DAILY_PREFIX}*{SUFFIX}"))[:-max(keep, 1)]:
+        old.unlink(missing_ok=True)
+    return target
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
