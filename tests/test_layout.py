@@ -115,8 +115,11 @@ def test_arrows_point_one_way() -> None:
 BELOW_THE_TOP = {"access", "adapters.base", "calendar", "chat", "config", "delivery", "media",
                  "models", "reminders", "schema", "tools"}
 FOLDER_MAY_IMPORT: dict[str, set[str]] = {
-    "cli": BELOW_THE_TOP | {"adapters", "app", "dashboard", "setup"},  # the commands
-    "app": BELOW_THE_TOP,  # the one assembler
+    "cli": BELOW_THE_TOP | {"adapters", "app", "backups", "dashboard", "service",
+                            "setup"},  # the commands
+    "app": BELOW_THE_TOP | {"backups"},  # the one assembler
+    "backups": {"schema"},  # backup files, restores, the database's upgrade
+    "service": set(),  # the systemd unit and sd_notify: nothing of bot
     "schema": {"access", "delivery", "models", "reminders"},  # the tables' one registry
     "setup": {"adapters", "adapters.base", "calendar", "config", "media", "models", "schema",
               "tools"},
@@ -125,7 +128,7 @@ FOLDER_MAY_IMPORT: dict[str, set[str]] = {
     "chat": {"access", "adapters.base", "calendar", "config", "delivery", "media", "models",
              "reminders", "tools"},
     "access": {"adapters.base", "config", "delivery"},
-    "reminders": {"calendar", "config", "models", "tools"},
+    "reminders": {"backups", "calendar", "config", "models", "tools"},  # the daily backup
     "media": {"adapters.base", "config", "models"},
     "delivery": {"adapters.base", "config", "tools"},
     "tools": {"adapters.base", "calendar", "config", "models"},

@@ -1,4 +1,12 @@
-"""`frontdesk run`: start every adapter that has a token; with none, the console chat."""
+"""`frontdesk run`: start every adapter that has a token; with none, the console chat.
+
+It runs until the first adapter stops (the console at end of input, an adapter that cannot
+go on), Ctrl-C, or SIGTERM, which is how systemd stops it: then the sends under way finish
+(for at most ``SEND_GRACE_S``) while no new one starts, everything else stops at once, and
+the process exits 0. A message whose answer was not sent stays open in the inbox and is
+answered once at the next start. Under systemd (``bot.config.logs.under_service_manager``)
+it prints plain lines, and tells systemd READY=1 once every adapter serves (``Type=notify``).
+"""
 
 from __future__ import annotations
 
@@ -6,18 +14,27 @@ import argparse
 import asyncio
 import importlib
 import logging
+import os
+import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
-from bot.app import assemble
+from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.cli.main import version
-from bot.config.banner import announce, general_lines
-from bot.config.logs import setup_logging
+from bot.config.banner import STARTUP, Startup, announce, arrived, general_lines
+from bot.config.logs import setup_logging, stderr_is_journal, under_service_manager
 from bot.config.settings import Settings
+from bot.delivery.outbox import Outbox
 from bot.reminders.timer import schedule_briefing
+from bot.service.notify import notify
+from bot.service.unit import TIMEOUT_STOP_S
 
 EXPIRY_CHECK_S = 30.0
+SEND_GRACE_S = TIMEOUT_STOP_S / 3  # the rest of the stop timeout: closing, MCP servers
+NO_CONSOLE = ("frontdesk: with no terminal, `frontdesk run` needs TELEGRAM_BOT_TOKEN or "
+              "DISCORD_BOT_TOKEN in .env (the console chat needs a terminal).")
 log = logging.getLogger(__name__)
 
 
@@ -36,8 +53,19 @@ def _entry(module: str, name: str) -> Callable[..., Awaitable[None]]:
     return entry
 
 
-async def serve(settings: Settings) -> int:
-    """Assemble the bot, recover, then run the adapters until they stop."""
+async def serve(settings: Settings, environ: Mapping[str, str] | None = None) -> int:
+    """Assemble the bot, recover, then run the adapters until they stop or SIGTERM."""
+    environ = os.environ if environ is None else environ
+    managed = under_service_manager(environ)
+    adapters = bool(settings.telegram_bot_token or settings.discord_bot_token)
+    if managed and not adapters and not sys.stdin.isatty():
+        print(NO_CONSOLE, file=sys.stderr)
+        return 2
+    parts = [name for name, on in (("Telegram", settings.telegram_bot_token),
+                                   ("Discord", settings.discord_bot_token),
+                                   ("Dashboard", settings.dashboard_port)) if on]
+    startup = Startup(parts, plain=managed, journal=stderr_is_journal(environ))
+    STARTUP.set(startup)  # this task's context: the adapters' tasks see it too
     app = assemble(settings)
     for line in general_lines(settings, (app.models.small.name, app.models.big.name),
                               version()):
@@ -60,7 +88,7 @@ async def serve(settings: Settings) -> int:
 
         owners = app.access.owners
         jobs.append(_entry("bot.dashboard.server", "serve_dashboard")(
-            app.runs.registry, settings, on_ready=lambda url: announce(f"  Dashboard:  {url}"),
+            app.runs.registry, settings, on_ready=dashboard_ready,
             answer=lambda run_id, option: answer_wait(app.store, owners, gateway, run_id,
                                                       option)))
     if not (settings.telegram_bot_token or settings.discord_bot_token):
@@ -71,19 +99,72 @@ async def serve(settings: Settings) -> int:
         jobs.append(run_console(gateway))
     await app.wakeup.listen(app.scheduler.poke)  # reminders set by `frontdesk chat`
     background = [asyncio.create_task(expire_forever(gateway)),
-                  asyncio.create_task(app.scheduler.run())]  # reminders
-    tasks = [asyncio.ensure_future(_stop_reason(job)) for job in jobs]
-    try:  # the first job to end (the console at EOF, an adapter that fails) ends the process
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                  asyncio.create_task(app.scheduler.run()),  # reminders
+                  asyncio.create_task(report_ready(startup, parts, managed, environ))]
+    tasks = [asyncio.create_task(_stop_reason(job)) for job in jobs]
+    return await run_until_stopped(app, tasks, background, environ)
+
+
+def dashboard_ready(url: str) -> None:
+    """The dashboard listens: its banner line, and one part of the start done."""
+    announce(f"  Dashboard:  {url}")
+    arrived("Dashboard")
+
+
+async def report_ready(startup: Startup, parts: list[str], managed: bool,
+                       environ: Mapping[str, str]) -> None:
+    """Once every adapter serves: READY=1 to systemd (when it listens), and a line."""
+    await startup.ready.wait()
+    serving = ", ".join(parts) or "the console"
+    if notify("READY=1", f"STATUS=Serving {serving}", environ=environ) or managed:
+        announce(f"  Ready:      serving {serving}")
+
+
+async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
+                            background: list[asyncio.Task[None]],
+                            environ: Mapping[str, str]) -> int:
+    """Wait for the first job to end (the console at EOF, an adapter that fails) or SIGTERM;
+    stop everything; the exit status."""
+    loop = asyncio.get_running_loop()
+    terminated = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    stop_signal = asyncio.create_task(terminated.wait())
+    waited: list[asyncio.Task[Any]] = [*tasks, stop_signal]
+    done: set[asyncio.Task[Any]] = set()
+    try:
+        done, _ = await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        if stop_signal in done:
+            notify("STOPPING=1", environ=environ)
+            announce("  Stopping:   SIGTERM; the sends under way finish first")
+            await hold_sends(app.outbox, SEND_GRACE_S)  # then nothing awaits before the cancel
     finally:
-        for task in [*tasks, *background]:
+        loop.remove_signal_handler(signal.SIGTERM)
+        for task in [*waited, *background]:
             task.cancel()
-        await asyncio.gather(*tasks, *background, return_exceptions=True)
+        await asyncio.gather(*tasks, *background, stop_signal, return_exceptions=True)
         await app.close()
-    reasons = [reason for task in done if (reason := task.result())]
+    if stop_signal in done:
+        announce("  Stopped:    what was not answered is answered at the next start")
+    reasons = [reason for task in tasks if task in done and (reason := task.result())]
     for reason in reasons:
         print(reason, file=sys.stderr)
     return 1 if reasons else 0
+
+
+async def hold_sends(outbox: Outbox, grace: float) -> None:
+    """Let the sends under way finish, then hold every chat's send lock so none starts: a
+    part is then either sent and marked, or still unsent for the next start (never cut off
+    between the platform's accept and its mark, which would send it twice). A send still
+    under way after ``grace`` seconds (flood control) is cut off after all."""
+    held: set[asyncio.Lock] = set()
+    try:
+        async with asyncio.timeout(grace):
+            while pending := [lock for lock in outbox.send_locks.values() if lock not in held]:
+                for lock in pending:  # a free lock is taken without yielding to the loop
+                    await lock.acquire()
+                    held.add(lock)
+    except TimeoutError:
+        log.warning("a send was still under way after %.0f s; stopping anyway", grace)
 
 
 async def _stop_reason(job: Awaitable[None]) -> str | None:
@@ -98,7 +179,7 @@ async def _stop_reason(job: Awaitable[None]) -> str | None:
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
     """Run until interrupted."""
-    setup_logging(settings)
+    setup_logging(settings, journal=stderr_is_journal(os.environ))
     try:
         return asyncio.run(serve(settings))
     except KeyboardInterrupt:

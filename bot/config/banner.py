@@ -4,21 +4,66 @@ The general part (models, graph mode, pairing, data directory) is printed before
 adapters start; each adapter adds its line once the platform has said who the bot is (getMe,
 Discord's READY), and the dashboard its URL once it listens. stderr, so the console chat's
 stdout stays the conversation. Nothing secret is printed: no token, no key.
+
+``frontdesk run`` also sets a ``Startup`` for its tasks (a context variable, so nothing else
+sees it): under systemd each line is printed plain (no indent, no aligned columns; in the
+journal with a "notice" priority), and the adapters and the dashboard announcing themselves
+is how the run knows that they serve (then it tells systemd READY=1).
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterable
+from contextvars import ContextVar
 
 from bot.config.settings import Settings
 
 OWNER_VARS = {"Telegram": "TELEGRAM_OWNER_ID", "Discord": "DISCORD_OWNER_ID"}
+JOURNAL_NOTICE = "<5>"  # the syslog priority prefix journald reads: "notice"
+
+
+class Startup:
+    """The parts a run waits for (``Telegram``, ``Discord``, ``Dashboard``) and how its banner
+    is printed; ``ready`` is set once every part has announced itself."""
+
+    def __init__(self, parts: Iterable[str], *, plain: bool = False,
+                 journal: bool = False) -> None:
+        self.waiting = set(parts)
+        self.plain = plain or journal  # under a service manager: no layout
+        self.journal = journal  # stderr is the journal: lines carry a priority
+        self.ready = asyncio.Event()
+        if not self.waiting:
+            self.ready.set()
+
+    def arrived(self, part: str) -> None:
+        """A part serves now."""
+        self.waiting.discard(part)
+        if not self.waiting:
+            self.ready.set()
+
+    def shown(self, line: str) -> str:
+        """A banner line as this run prints it."""
+        if not self.plain:
+            return line
+        return (JOURNAL_NOTICE if self.journal else "") + " ".join(line.split())
+
+
+STARTUP: ContextVar[Startup | None] = ContextVar("frontdesk_startup", default=None)
 
 
 def announce(line: str) -> None:
     """One banner line, at once (a service manager's journal shows it as it happens)."""
-    print(line, file=sys.stderr, flush=True)
+    startup = STARTUP.get()
+    print(startup.shown(line) if startup else line, file=sys.stderr, flush=True)
+
+
+def arrived(part: str) -> None:
+    """Tell the run's ``Startup`` (if any) that a part serves now."""
+    startup = STARTUP.get()
+    if startup is not None:
+        startup.arrived(part)
 
 
 def general_lines(settings: Settings, model_names: tuple[str, str], version: str) -> list[str]:
@@ -37,7 +82,11 @@ def general_lines(settings: Settings, model_names: tuple[str, str], version: str
 
 def adapter_line(platform: str, name: str, bot_id: str, owner: str | None,
                  allowed: Iterable[str]) -> str:
-    """``Telegram: @bot (id …), owner …, also allowed: …``; a missing owner says what to do."""
+    """``Telegram: @bot (id …), owner …, also allowed: …``; a missing owner says what to do.
+
+    An adapter asks for its line once the platform has said who the bot is, right before it
+    starts taking messages: that counts it as serving (``arrived``)."""
+    arrived(platform)
     others = ", ".join(sorted(allowed)) or "nobody else"
     who = (f"owner {owner}" if owner else
            f"owner not set ({OWNER_VARS.get(platform, 'the owner id')}: write to the bot and "

@@ -5,15 +5,20 @@ libraries log at WARNING only; and every record passes a filter that masks each 
 secret, wherever it appears (message, arguments or a formatted traceback). A traceback goes
 to the log file under ``FRONTDESK_HOME/logs`` only: the terminal gets one line that names the
 error and that file (a user never sees a Python traceback).
+
+Under systemd (``journal=True``), stderr is the journal: each record is one line with no
+clock (the journal stamps it) and a ``<N>`` syslog priority prefix, which journald reads as
+the entry's priority, so ``journalctl -p warning`` shows the warnings and errors.
 """
 
 from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 import tempfile
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from bot.config.settings import Settings
@@ -25,6 +30,30 @@ QUIET = ("httpx", "httpx2", "httpcore", "telegram.ext", "discord.gateway", "disc
 VOICE_NOTICE = ("PyNaCl", "davey", "voice will NOT be supported")
 MASK = "[redacted]"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+JOURNAL_FORMAT = "<%(priority)d>%(levelname)s %(name)s: %(message)s"
+SYSLOG_PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3,
+                   logging.CRITICAL: 2}
+
+
+def under_service_manager(environ: Mapping[str, str], fd: int = 2) -> bool:
+    """Whether systemd started this process (plain output then: no colours, no layout).
+
+    A desktop's terminal may itself run as a systemd service, and its shells inherit
+    ``INVOCATION_ID``: that counts only when ``fd`` (stderr) is not a terminal."""
+    if stderr_is_journal(environ, fd) or environ.get("NOTIFY_SOCKET"):
+        return True
+    return bool(environ.get("INVOCATION_ID")) and not os.isatty(fd)
+
+
+def stderr_is_journal(environ: Mapping[str, str], fd: int = 2) -> bool:
+    """Whether ``fd`` is the journal stream systemd connected (``JOURNAL_STREAM`` names its
+    device and inode, so a redirected stderr of a child process does not count)."""
+    device, _, inode = environ.get("JOURNAL_STREAM", "").partition(":")
+    try:
+        stat = os.fstat(fd)
+        return (int(device), int(inode)) == (stat.st_dev, stat.st_ino)
+    except (ValueError, OSError):
+        return False
 
 
 class SecretFilter(logging.Filter):
@@ -83,6 +112,17 @@ class OneLineFormatter(logging.Formatter):
         return text
 
 
+class JournalFormatter(OneLineFormatter):
+    """A record as one journal line: its syslog priority first, no clock, no line break."""
+
+    def __init__(self, details: Path, secrets: SecretFilter) -> None:
+        super().__init__(details, secrets, JOURNAL_FORMAT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.priority = SYSLOG_PRIORITY.get(record.levelno, 6)
+        return " ".join(super().format(record).splitlines())
+
+
 def write_details(settings: Settings, error: BaseException) -> Path:
     """Append an error's traceback (secrets masked) to the log file; that file's path."""
     path = log_file(settings)
@@ -121,12 +161,15 @@ def quiet_last_resort(settings: Settings) -> None:
     logging.lastResort = handler
 
 
-def setup_logging(settings: Settings, level: str | None = None) -> SecretFilter:
-    """Configure the root logger once for the CLI; returns the filter (tests use ``scrub``)."""
+def setup_logging(settings: Settings, level: str | None = None, *,
+                  journal: bool = False) -> SecretFilter:
+    """Configure the root logger once for the CLI; returns the filter (tests use ``scrub``).
+    ``journal``: stderr is systemd's journal (one line per record, with its priority)."""
     details = log_file(settings)
     secret_filter = SecretFilter(settings.secrets())
     terminal = logging.StreamHandler()
-    terminal.setFormatter(OneLineFormatter(details, secret_filter))
+    terminal.setFormatter(JournalFormatter(details, secret_filter) if journal
+                          else OneLineFormatter(details, secret_filter))
     terminal.addFilter(secret_filter)
     handlers: list[logging.Handler] = [terminal]
     try:
