@@ -90,9 +90,14 @@ def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def exec_line(command: Iterable[str]) -> str:
-    """ExecStart's value: each argument quoted as needed, ``$`` kept literal."""
-    return " ".join(_quoted(arg).replace("$", "$$") for arg in command)
+def exec_line(command: list[str]) -> str:
+    """ExecStart's value: each argument quoted as needed, ``$`` kept literal (systemd takes
+    the executable's path as written, and refuses one with quotes or backslashes)."""
+    executable, *args = command
+    if any(char in executable for char in "\"'\\"):
+        raise ValueError(f"systemd cannot run a program whose path has quotes or backslashes "
+                         f"({executable}): install Frontdesk under a plainer path")
+    return " ".join([_quoted(executable), *(_quoted(arg).replace("$", "$$") for arg in args)])
 
 
 def render(plan: UnitPlan, secrets: Iterable[str]) -> str:
