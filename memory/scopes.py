@@ -41,17 +41,18 @@ def reserve(conn: sqlite3.Connection, table: Table, scope: str, count: int) -> i
     return int(number) * STRIDE + int(last) - count + 1
 
 
-def scope_number(conn: sqlite3.Connection, scope: str, wanted: int) -> int:
-    """Inside a transaction: ``scope``'s number, given ``wanted`` if the scope is new and that
-    number is free (so notes moved between databases can keep their ids), else the next one."""
+def scope_number(conn: sqlite3.Connection, scope: str, wanted: int, floor: int = 0) -> int:
+    """Inside a transaction: ``scope``'s number. A new scope gets ``wanted`` if that number is
+    free (so notes moved between databases can keep their ids), else the next number above
+    every one in use and ``floor`` (so it takes no number another newcomer wants)."""
     row = conn.execute("SELECT number FROM memory_scopes WHERE scope = ?", (scope,)).fetchone()
     if row is not None:
         return int(row[0])
     taken = conn.execute("SELECT 1 FROM memory_scopes WHERE number = ?", (wanted,)).fetchone()
     number: int = conn.execute(
         "INSERT INTO memory_scopes (scope, number) VALUES "
-        "(?, COALESCE(?, (SELECT MAX(number) + 1 FROM memory_scopes))) RETURNING number",
-        (scope, None if taken or wanted < 0 else wanted)).fetchone()[0]
+        "(?, COALESCE(?, MAX((SELECT MAX(number) + 1 FROM memory_scopes), ?))) RETURNING number",
+        (scope, None if taken or wanted < 0 else wanted, floor)).fetchone()[0]
     return number
 
 

@@ -19,13 +19,14 @@ Only the framing is ours; ``json`` does every encoding and parsing.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from memory.notes import checked_note
 from memory.schema import MIGRATIONS
@@ -71,7 +72,7 @@ def export_notes(conn: sqlite3.Connection, out: TextIO, *, as_array: bool = Fals
     return count
 
 
-def import_notes(conn: sqlite3.Connection, source: TextIO) -> Imported:
+def import_notes(conn: sqlite3.Connection, source: BinaryIO) -> Imported:
     """Add the notes of an export (either form) in one transaction; BadExport, with nothing
     written, if any line is not a readable note."""
     migrate(conn, MIGRATIONS)
@@ -86,7 +87,7 @@ def import_notes(conn: sqlite3.Connection, source: TextIO) -> Imported:
         conn.execute("DROP TABLE IF EXISTS temp.memory_import")
 
 
-def _stage(conn: sqlite3.Connection, source: TextIO) -> tuple[int, int]:
+def _stage(conn: sqlite3.Connection, source: BinaryIO) -> tuple[int, int]:
     """Check every note of ``source`` into the temporary table (a note twice in the file is
     kept once); return how many notes the file holds and how many were kept."""
     objects = _objects(source)
@@ -125,11 +126,13 @@ def _merge(conn: sqlite3.Connection, read: int, staged: int) -> Imported:
         "CROSS JOIN temp.memory_import i ON i.scope = n.scope AND i.created_at = n.created_at "
         "AND i.text = n.text)").rowcount
     numbers: dict[str, int] = {}
+    floor = conn.execute(f"SELECT COALESCE(MAX(id / {STRIDE}), 0) + 1 "
+                         "FROM temp.memory_import").fetchone()[0]
     imported = new_ids = 0
     for wanted, scope, text, created_at in conn.execute(
             "SELECT id, scope, text, created_at FROM temp.memory_import ORDER BY line"):
         if scope not in numbers:
-            numbers[scope] = scope_number(conn, scope, wanted // STRIDE)
+            numbers[scope] = scope_number(conn, scope, wanted // STRIDE, floor)
         if wanted // STRIDE == numbers[scope] and wanted % STRIDE and conn.execute(
                 "SELECT 1 FROM memory_notes WHERE id = ?", (wanted,)).fetchone() is None:
             note_id = wanted
@@ -143,26 +146,28 @@ def _merge(conn: sqlite3.Connection, read: int, staged: int) -> Imported:
     return Imported(imported=imported, new_ids=new_ids, already_there=read - staged + present)
 
 
-def _objects(source: TextIO) -> Iterator[tuple[str, Any]]:
+def _objects(source: BinaryIO) -> Iterator[tuple[str, Any]]:
     """Each JSON value of the file with where it is (``line 7``, ``item 7 of the array``)."""
-    number = 0
-    first = ""
-    try:
-        for first in source:
-            number += 1
-            if first.strip():
-                break
-        if first.lstrip().startswith("["):
-            yield from _array(first + source.read(), number)
-            return
-        if first.strip():
-            yield f"line {number}", _decoded(first, f"line {number}")
-        for line in source:
-            number += 1
-            if line.strip():
-                yield f"line {number}", _decoded(line, f"line {number}")
-    except UnicodeDecodeError as exc:
-        raise BadExport(f"line {number + 1}: not UTF-8 text ({exc.reason})") from None
+    lines = _lines(source)
+    number, first = next(((n, line) for n, line in lines if line.strip()), (0, ""))
+    if not first:
+        return
+    if first.lstrip().startswith("["):
+        yield from _array(first + "".join(line for _, line in lines), number)
+        return
+    yield f"line {number}", _decoded(first, f"line {number}")
+    for number, line in lines:
+        if line.strip():
+            yield f"line {number}", _decoded(line, f"line {number}")
+
+
+def _lines(source: BinaryIO) -> Iterator[tuple[int, str]]:
+    """Each line of the file as text, numbered from 1 (a byte-order mark is skipped)."""
+    for number, raw in enumerate(source, start=1):
+        try:
+            yield number, (raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw).decode()
+        except UnicodeDecodeError as exc:
+            raise BadExport(f"line {number}: not UTF-8 text ({exc.reason})") from None
 
 
 def _array(text: str, first_line: int) -> Iterator[tuple[str, Any]]:

@@ -8,7 +8,7 @@ import io
 import os
 import sqlite3
 import sys
-from typing import TextIO
+from typing import BinaryIO
 
 from bot.config.settings import Settings
 from memory.notes import Memory, NoteTooLarge
@@ -104,11 +104,12 @@ def _import(conn: sqlite3.Connection, path: str) -> int:
     return 0
 
 
-def _opened(path: str) -> TextIO:
-    """The export file as text (``-``: stdin); a byte-order mark is skipped."""
+def _opened(path: str) -> BinaryIO:
+    """The export file (``-``: stdin), as bytes: each line is decoded on its own, so a line
+    that is not UTF-8 is named."""
     if path == "-":
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig")
-    return open(path, encoding="utf-8-sig")
+        return sys.stdin.buffer
+    return open(path, "rb")
 
 
 def _notes(count: int) -> str:
