@@ -85,8 +85,13 @@ def read_state(path: Path) -> SchemaState:
     """The file's migrations against this version's, read-only (no byte of it is written)."""
     if not path.exists():
         return SchemaState(path, exists=False, pending=[n for n, _ in ordered_migrations()])
+    # With no -wal beside it, the file alone is the whole database (a clean close folds the WAL
+    # in): read it as immutable, which creates no -wal or -shm. With one, a bot has it open
+    # (or crashed): read-only through the WAL, which already exists.
+    wal = path.with_name(path.name + "-wal").exists()
+    mode = "mode=ro" if wal else "immutable=1"
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=5)
         try:
             applied = applied_migrations(conn)
         finally:

@@ -189,8 +189,12 @@ def unpack_backup(path: Path, into: Path) -> Manifest:
             except json.JSONDecodeError as exc:
                 raise BackupError(f"its {MANIFEST} is not JSON ({exc})") from exc
             tar.extractall(into, filter="data")
+    except tarfile.ReadError as exc:
+        raise BackupError(f"{path} cannot be read as a backup (it is not a .tar.gz archive, "
+                          "or a damaged one)") from exc
     except (tarfile.TarError, EOFError, OSError) as exc:
-        raise BackupError(f"{path} cannot be read as a backup ({exc})") from exc
+        said = " ".join(str(exc).split())
+        raise BackupError(f"{path} cannot be read as a backup ({said})") from exc
     database = into / manifest.database
     if not database.is_file():
         raise BackupError(f"it holds no {manifest.database}")

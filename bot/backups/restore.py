@@ -48,8 +48,9 @@ def restore_backup(home: Path, backup: Path, now: float | None = None) -> Restor
                 manifest = unpack_backup(backup, staging)
                 unknown = sorted(set(manifest.migrations) - known_migrations())
                 if unknown:
+                    newer = manifest.migrations[unknown[0]] or manifest.frontdesk
                     raise BackupError(
-                        f"it was taken from a database of Frontdesk {manifest.frontdesk} with "
+                        f"it was taken from a database of Frontdesk {newer} with "
                         f"migrations this Frontdesk {running_version()} does not know "
                         f"({unknown[0]}); upgrade Frontdesk first")
                 replaced = _put_in_place(home, staging, manifest, stamp)

@@ -29,9 +29,8 @@ def prepare_database(home: Path, say: Callable[[str], object]) -> list[str]:
     """
     path = database_path(home)
     state = read_state(path)
-    if state.problem:
-        raise UpgradeStop(f"{path} cannot be read ({state.problem}): restore a backup "
-                          "(`frontdesk restore`), or move the file away to start afresh")
+    if state.problem:  # not a database at all: the command meets it and reports it
+        return []
     if state.unknown:
         raise UpgradeStop(state.newer_line())
     if not state.pending:

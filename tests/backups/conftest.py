@@ -1,0 +1,68 @@
+"""Helpers for the backup tests: `frontdesk` as a subprocess on a home, and databases at a
+chosen schema state (all of this version's migrations, a prefix of them, or a newer one's)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bot.schema import ordered_migrations
+from sqlitedb import connect, migrate
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
+NEWER = "9.9.9"  # the version said to have written a 'newer' database
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """The developer's own settings out; this home and the offline model in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
+    env.update({"FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
+                "PYTHONPATH": str(ROOT)})
+    env.update(extra)
+    return env
+
+
+def frontdesk(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run one `frontdesk` command on ``home`` (no terminal, no .env), wait for it."""
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", *args],
+                          env=clean_env(home, **env), cwd=home.parent, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def database_at(home: Path, drop_last: int = 0) -> Path:
+    """A database with every migration of this version but the last ``drop_last``."""
+    path = home / "frontdesk.db"
+    migrations = ordered_migrations()
+    conn = connect(path)
+    migrate(conn, migrations[:len(migrations) - drop_last], atomic=True)
+    conn.close()
+    return path
+
+
+def make_newer(path: Path, name: str = "zz_from_the_future_001") -> None:
+    """Record a migration this version does not know, as a newer Frontdesk would have."""
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO migrations (name, applied_at, version) VALUES (?, ?, ?)",
+                 (name, time.time(), NEWER))
+    conn.commit()
+    conn.close()
+
+
+def digest(path: Path) -> str:
+    """The file's bytes, hashed."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def notes(path: Path) -> list[str]:
+    """Every note's text in a database file."""
+    conn = sqlite3.connect(path)
+    try:
+        return [row[0] for row in conn.execute("SELECT text FROM memory_notes ORDER BY id")]
+    finally:
+        conn.close()
