@@ -182,7 +182,7 @@ def test_an_unsound_backup_is_refused_in_one_line(tmp_path: Path, change: str,
 
 
 def test_no_backup_without_a_database(tmp_path: Path) -> None:
-    with pytest.raises(BackupError, match="there is no database at .* yet"):
+    with pytest.raises(BackupError, match=r"there is no database at .* yet"):
         make_backup(tmp_path / "home")
     assert not (tmp_path / "home" / "backups").exists()
 
