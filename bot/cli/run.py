@@ -66,6 +66,8 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
                                    ("Dashboard", settings.dashboard_port)) if on]
     startup = Startup(parts, plain=managed, journal=stderr_is_journal(environ))
     STARTUP.set(startup)  # this task's context: the adapters' tasks see it too
+    terminated = asyncio.Event()  # from here on, a SIGTERM stops the run as cleanly as later
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated.set)
     app = assemble(settings)
     for line in general_lines(settings, (app.models.small.name, app.models.big.name),
                               version()):
@@ -102,7 +104,7 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
                   asyncio.create_task(app.scheduler.run()),  # reminders
                   asyncio.create_task(report_ready(startup, parts, managed, environ))]
     tasks = [asyncio.create_task(_stop_reason(job)) for job in jobs]
-    return await run_until_stopped(app, tasks, background, environ)
+    return await run_until_stopped(app, tasks, background, terminated, environ)
 
 
 def dashboard_ready(url: str) -> None:
@@ -121,13 +123,10 @@ async def report_ready(startup: Startup, parts: list[str], managed: bool,
 
 
 async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
-                            background: list[asyncio.Task[None]],
+                            background: list[asyncio.Task[None]], terminated: asyncio.Event,
                             environ: Mapping[str, str]) -> int:
-    """Wait for the first job to end (the console at EOF, an adapter that fails) or SIGTERM;
-    stop everything; the exit status."""
-    loop = asyncio.get_running_loop()
-    terminated = asyncio.Event()
-    loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    """Wait for the first job to end (the console at EOF, an adapter that fails) or SIGTERM
+    (``terminated``); stop everything; the exit status."""
     stop_signal = asyncio.create_task(terminated.wait())
     waited: list[asyncio.Task[Any]] = [*tasks, stop_signal]
     done: set[asyncio.Task[Any]] = set()
@@ -138,7 +137,7 @@ async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
             announce("  Stopping:   SIGTERM; the sends under way finish first")
             await hold_sends(app.outbox, SEND_GRACE_S)  # then nothing awaits before the cancel
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
+        asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
         for task in [*waited, *background]:
             task.cancel()
         await asyncio.gather(*tasks, *background, stop_signal, return_exceptions=True)
