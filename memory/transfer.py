@@ -29,12 +29,16 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, TextIO
 
 from memory.notes import checked_note
+from memory.query import clean_text
 from memory.schema import MIGRATIONS
 from memory.scopes import NOTES, STRIDE, claim, reserve, scope_number
 from sqlitedb import migrate, transaction
 
 FORMAT = "frontdesk-notes"
 VERSION = 1
+# ids a file may carry: exact in any JSON reader, and a scope number (id // STRIDE) low
+# enough that every scope numbered after it still has ids SQLite can store
+MAX_ID = 2**53 - 1
 
 
 class BadExport(ValueError):
@@ -77,7 +81,7 @@ def import_notes(conn: sqlite3.Connection, source: BinaryIO) -> Imported:
     written, if any line is not a readable note."""
     migrate(conn, MIGRATIONS)
     conn.execute("DROP TABLE IF EXISTS temp.memory_import")
-    conn.execute("CREATE TEMP TABLE memory_import (line INTEGER PRIMARY KEY, id INTEGER, "
+    conn.execute("CREATE TEMP TABLE memory_import (position INTEGER PRIMARY KEY, id INTEGER, "
                  "scope TEXT, text TEXT, created_at REAL, UNIQUE (scope, created_at, text))")
     try:
         read, staged = _stage(conn, source)
@@ -104,7 +108,7 @@ def _stage(conn: sqlite3.Connection, source: BinaryIO) -> tuple[int, int]:
     conn.execute("BEGIN")  # the temporary table only: the database is not locked yet
     try:
         staged = conn.executemany(
-            "INSERT OR IGNORE INTO temp.memory_import (line, id, scope, text, created_at) "
+            "INSERT OR IGNORE INTO temp.memory_import (position, id, scope, text, created_at) "
             "VALUES (?, ?, ?, ?, ?)", notes()).rowcount
     except BaseException:
         conn.execute("ROLLBACK")
@@ -122,7 +126,7 @@ def _merge(conn: sqlite3.Connection, read: int, staged: int) -> Imported:
     """Inside a transaction: add the staged notes not already there, each with its own id
     when that id is free and in its scope's range, else a new one."""
     present = conn.execute(
-        "DELETE FROM temp.memory_import WHERE line IN (SELECT i.line FROM memory_notes n "
+        "DELETE FROM temp.memory_import WHERE position IN (SELECT i.position FROM memory_notes n "
         "CROSS JOIN temp.memory_import i ON i.scope = n.scope AND i.created_at = n.created_at "
         "AND i.text = n.text)").rowcount
     numbers: dict[str, int] = {}
@@ -130,7 +134,7 @@ def _merge(conn: sqlite3.Connection, read: int, staged: int) -> Imported:
                          "FROM temp.memory_import").fetchone()[0]
     imported = new_ids = 0
     for wanted, scope, text, created_at in conn.execute(
-            "SELECT id, scope, text, created_at FROM temp.memory_import ORDER BY line"):
+            "SELECT id, scope, text, created_at FROM temp.memory_import ORDER BY position"):
         if scope not in numbers:
             numbers[scope] = scope_number(conn, scope, wanted // STRIDE, floor)
         if wanted // STRIDE == numbers[scope] and wanted % STRIDE and conn.execute(
@@ -208,9 +212,9 @@ def _note(where: str, item: Any) -> tuple[int, str, str, float]:
         raise BadExport(f"{where}: a note is a JSON object with id, scope, text, created_at")
     note_id, scope, text, created_at = (item.get(key) for key in
                                         ("id", "scope", "text", "created_at"))
-    if not isinstance(note_id, int) or isinstance(note_id, bool) or note_id < 1:
-        raise BadExport(f'{where}: "id" must be a whole number from 1 up')
-    if not isinstance(scope, str) or not scope:
+    if not isinstance(note_id, int) or isinstance(note_id, bool) or not 1 <= note_id <= MAX_ID:
+        raise BadExport(f'{where}: "id" must be a whole number from 1 to {MAX_ID}')
+    if not isinstance(scope, str) or not clean_text(scope):
         raise BadExport(f'{where}: "scope" must be a non-empty string (e.g. "owner")')
     if not isinstance(text, str):
         raise BadExport(f'{where}: "text" must be a string')
@@ -218,6 +222,6 @@ def _note(where: str, item: Any) -> tuple[int, str, str, float]:
             or not math.isfinite(created_at):
         raise BadExport(f'{where}: "created_at" must be a time in seconds since 1970')
     try:
-        return note_id, scope, checked_note(text), float(created_at)
+        return note_id, clean_text(scope), checked_note(text), float(created_at)
     except ValueError as exc:
         raise BadExport(f"{where}: {exc}") from None

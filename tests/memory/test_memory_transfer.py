@@ -17,6 +17,12 @@ from sqlitedb import connect
 
 Note = tuple[int, str, str, float]  # id, scope, text, created_at
 
+# a small export written by hand: the header, then three owner's notes
+GOOD = ['{"format": "frontdesk-notes", "version": 1, "exported_at": 1.0, "notes": 3}',
+        '{"id": 1, "scope": "owner", "text": "first", "created_at": 1700000000.5}',
+        '{"id": 2, "scope": "owner", "text": "second", "created_at": 1700000001.5}',
+        '{"id": 3, "scope": "owner", "text": "third", "created_at": 1700000002.5}']
+
 
 def frontdesk(home: Path, *args: str, stdin: str | None = None,
               ) -> subprocess.CompletedProcess[str]:
@@ -146,6 +152,13 @@ def test_importing_the_same_notes_twice_adds_them_once(old_home: Path, tmp_path:
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "imported 0 notes (0 with new ids), 5 already there"
     assert notes(new_home) == notes(old_home)
+    # a note twice in one file is added once
+    doubled = tmp_path / "doubled.jsonl"
+    doubled.write_text("\n".join([*GOOD, GOOD[2]]).replace('"notes": 3', '"notes": 4'),
+                       encoding="utf-8")
+    done = frontdesk(tmp_path / "third", "import", str(doubled))
+    assert done.stdout.strip() == "imported 3 notes (0 with new ids), 1 already there"
+    assert [note[2] for note in notes(tmp_path / "third")] == ["first", "second", "third"]
     # back into the home it came from: everything is already there
     done = frontdesk(old_home, "import", str(array))
     assert done.stdout.strip() == "imported 0 notes (0 with new ids), 5 already there"
@@ -165,12 +178,6 @@ def test_the_json_array_and_stdin_are_read_too(old_home: Path, tmp_path: Path) -
     assert notes(from_stdin) == notes(old_home)
 
 
-GOOD = ['{"format": "frontdesk-notes", "version": 1, "exported_at": 1.0, "notes": 3}',
-        '{"id": 1, "scope": "owner", "text": "first", "created_at": 1700000000.5}',
-        '{"id": 2, "scope": "owner", "text": "second", "created_at": 1700000001.5}',
-        '{"id": 3, "scope": "owner", "text": "third", "created_at": 1700000002.5}']
-
-
 @pytest.mark.parametrize(("lines", "said"), [
     ([*GOOD[:3], '{"id": 3, "scope": "owner", "text": "third", "created_at": '],
      "line 4: not JSON"),
@@ -178,6 +185,8 @@ GOOD = ['{"format": "frontdesk-notes", "version": 1, "exported_at": 1.0, "notes"
      'line 3: "scope" must be'),
     ([*GOOD[:3], '{"id": "3", "scope": "owner", "text": "t", "created_at": 1.0}'],
      'line 4: "id" must be'),
+    ([*GOOD[:3], '{"id": 1152921504606846976, "scope": "owner", "text": "t", '
+                 '"created_at": 1.0}'], 'line 4: "id" must be a whole number from 1 to'),
     ([*GOOD[:3], '{"id": 3, "scope": "owner", "text": "t", "created_at": "today"}'],
      'line 4: "created_at" must be'),
     ([*GOOD[:3], json.dumps({"id": 3, "scope": "owner", "text": "x" * 20_000,
