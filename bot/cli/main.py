@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a unit of your own user (the default)")
     scope.add_argument("--system", dest="system", action="store_true",
                        help="a system-wide unit (needs root)")
+    service.set_defaults(system=False)  # --user unless --system is given
     backup = sub.add_parser("backup", help="a consistent copy of the database, attachments and "
                                            "traces, while the bot runs")
     backup.add_argument("path", nargs="?", metavar="PATH",
