@@ -207,6 +207,9 @@ class Gateway:
         try:
             async with deadline:
                 reply = await self._answer(msg, is_owner)
+        except asyncio.CancelledError:  # a clean stop (SIGTERM): the message stays open, and
+            self.ledger.give_back(msg.platform, msg.chat_id, msg.message_id)  # not poison
+            raise
         except Exception as exc:
             reply = self._failed(msg, exc, deadline.expired())
         await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,

@@ -224,6 +224,12 @@ class Ledger:
             (platform, chat_id, message_id)).fetchone()
         return int(row[0]) if row else 0
 
+    def give_back(self, platform: str, chat_id: str, message_id: str) -> None:
+        """Uncount the try a clean stop interrupted: only a try that crashed counts."""
+        self.conn.execute(
+            "UPDATE inbox SET attempts = attempts - 1 WHERE platform = ? AND chat_id = ?"
+            " AND message_id = ? AND attempts > 0", (platform, chat_id, message_id))
+
     def status(self, platform: str, chat_id: str, message_id: str) -> str | None:
         """The inbox status of one message, or None if it was never recorded."""
         row = self.conn.execute(
