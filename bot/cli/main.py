@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     agenda.add_argument("--tz", metavar="ZONE")
     agenda.add_argument("--json", action="store_true")
 
-    memory = sub.add_parser("memory", help="the owner's notes")
+    memory = sub.add_parser("memory", help="notes: add, search, forget; export and import them")
     memory_sub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
     memory_sub.add_parser("add", help="save a note").add_argument("text", metavar="TEXT")
     memory_sub.add_parser("search", help="search notes").add_argument("query", metavar="QUERY")

@@ -21,13 +21,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from bot.app import App, assemble
+from bot.backups.lock import claim_home
 from bot.chat.gateway import Gateway
 from bot.cli.main import version
 from bot.config.banner import STARTUP, Startup, announce, arrived, general_lines
 from bot.config.logs import setup_logging, stderr_is_journal, under_service_manager
 from bot.config.settings import Settings
 from bot.delivery.outbox import Outbox
-from bot.reminders.timer import schedule_briefing
+from bot.reminders.timer import schedule_backups, schedule_briefing
 from bot.service.notify import notify
 from bot.service.unit import TIMEOUT_STOP_S
 
@@ -77,6 +78,9 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     # FRONTDESK_BRIEF_AT is a daily task of the reminder timer (unset: its task cancelled).
     schedule_briefing(app.reminders, settings.brief_at, app.owner.zone(),
                       app.notifier.targets("")[0])
+    # FRONTDESK_BACKUP_DAYS: a daily backup, by the same timer (0: its task cancelled).
+    schedule_backups(app.reminders, settings.backup_days, app.owner.zone(),
+                     app.notifier.targets("")[0])
     jobs: list[Awaitable[None]] = []
     # Each adapter's library (and the dashboard's) is imported only when configured.
     if settings.telegram_bot_token:
@@ -180,7 +184,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     """Run until interrupted."""
     setup_logging(settings, journal=stderr_is_journal(os.environ))
     try:
-        return asyncio.run(serve(settings))
+        with claim_home(settings.home):  # `frontdesk restore` refuses while this bot runs
+            return asyncio.run(serve(settings))
     except KeyboardInterrupt:
         print("bye", file=sys.stderr)
         return 0
