@@ -10,17 +10,28 @@ Allow hands the waiting message back for the gateway to answer (recorded in the 
 first: a crash after the press still answers it at the next start); Block keeps them
 refused. No model is called for a stranger. Either way the terminal says once per person who
 wrote and how to allow them.
+
+Prompts are limited like urgent notices: at most ``LIMIT`` messages about strangers reach the
+owner in any ``WINDOW_S``. Someone who asks beyond that is kept (row and waiting message) and
+held; when the next slot opens, everyone held leaves as one summary naming them with a
+**Review them** button, whose press sends each one's own Allow / Block prompt (``REVIEW_BATCH``
+at a time; the owner asked for those, so they are not counted). A timer wakes then; after a
+restart the held ones leave at ``resume()`` or with the next stranger's message. Their names
+and words are shown cleaned (``bot.config.text``: no controls, no bidi overrides) and escaped.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Sequence
 
-from bot.access.people import People
+from bot.access.people import People, Person
 from bot.adapters.base import Accepted, Button, IncomingMessage, PressResult, Reply, escape_markdown
 from bot.config.settings import Settings
-from bot.config.text import one_line
+from bot.config.text import one_line, one_name
 from bot.delivery.ledger import ButtonTarget, Ledger
 from bot.delivery.outbox import Outbox
 
@@ -29,6 +40,12 @@ log = logging.getLogger("frontdesk.access")
 REFUSAL = "Sorry, I only work for the people I've been set up for."
 ASKED = "I've asked the owner whether I may talk with you; you'll hear from me if they agree."
 PAIRING_RUN = "pairing:"  # the prefix of a pairing button's run id in the ledger's tokens
+REVIEW_RUN = PAIRING_RUN + "review"  # a summary's button: send the held people's prompts
+SUMMARY = "pairing-summary:"  # the prefix of a summary's outbox key
+LIMIT = 5  # messages about strangers ...
+WINDOW_S = 3600.0  # ... in any hour
+SUMMARY_NAMES = 20  # a summary names at most this many
+REVIEW_BATCH = 10  # prompts sent per press of Review
 WAIT_KEY = "pairing"
 LABELS = {"allow": "Allow", "block": "Block"}
 FIRST_WORDS = 120
@@ -56,11 +73,18 @@ class Strangers:
     """Refuse, or ask the owner about, someone not on the allowlist; take the owner's press."""
 
     def __init__(self, settings: Settings, ledger: Ledger, outbox: Outbox, people: People,
-                 owner_chat: Callable[[str], Awaitable[str]]) -> None:
+                 owner_chat: Callable[[str], Awaitable[str]], *,
+                 clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.settings = settings
         self.ledger, self.outbox, self.people = ledger, outbox, people
         self.owner_chat = owner_chat
+        self.clock, self.sleep = clock, sleep
         self._told: set[tuple[str, str]] = set()  # whom the terminal was told about
+        self.lock = asyncio.Lock()  # one decision at a time: count, send, record
+        self.timer: asyncio.Task[None] | None = None
+        self.timer_due: float | None = None
+        self.reviewing: set[asyncio.Task[None]] = set()  # prompts a Review press is sending
 
     # -- a stranger writes -------------------------------------------------------------
     async def arrived(self, msg: IncomingMessage) -> Reply | None:
@@ -85,17 +109,34 @@ class Strangers:
         return Reply(ASKED, "refused")
 
     async def _ask_owner(self, owner_platform: str, platform: str, user_id: str) -> None:
-        """The owner's one prompt about a person still asking (nothing once it is queued)."""
+        """Put a person still asking before the owner: their own prompt while the hourly
+        limit has room (again under the same key: a crash in between is mended), else held
+        for the next summary; nothing once a summary has shown them."""
+        async with self.lock:
+            now = self.clock()
+            await self._send_due(now, but=(platform, user_id))  # those held before them first
+            shown = self.people.shown_in(platform, user_id)
+            if shown is None and self.next_slot(now) <= now:
+                key = await self._prompt(owner_platform, platform, user_id)
+                if key is not None:  # recorded after the send: a crash re-sends, same key
+                    self.people.shown([(platform, user_id)], key, now)
+            elif shown is not None and not shown.startswith(SUMMARY):
+                await self._prompt(owner_platform, platform, user_id)
+            self._schedule()
+
+    async def _prompt(self, owner_platform: str, platform: str, user_id: str) -> str | None:
+        """Queue the owner's own prompt about one person (once per key); its key, or None
+        when they have no waiting message."""
         waiting = self.people.waiting_message(platform, user_id)
         if waiting is None:
-            return
+            return None
         chat = await self.owner_chat(owner_platform)
         key = prompt_key(platform, user_id, str(waiting.get("message_id")))
-        if self.ledger.parts(owner_platform, chat, key):
-            return
-        await self.outbox.deliver(owner_platform, chat, key,
-                                  self.prompt(IncomingMessage.from_json(waiting)),
-                                  self.buttons(platform, user_id))
+        if not self.ledger.parts(owner_platform, chat, key):
+            await self.outbox.deliver(owner_platform, chat, key,
+                                      self.prompt(IncomingMessage.from_json(waiting)),
+                                      self.buttons(platform, user_id))
+        return key
 
     async def _refuse(self, msg: IncomingMessage) -> Reply | None:
         if not self.ledger.refuse_once(msg.platform, msg.chat_id):
@@ -112,12 +153,13 @@ class Strangers:
         return next(iter(owners), None)
 
     def prompt(self, msg: IncomingMessage) -> str:
-        """The owner's message about a stranger; their words shown as typed, never as markup."""
-        name = escape_markdown(msg.user_name or "(no name)")
-        handle = f" (@{escape_markdown(msg.user_handle)})" if msg.user_handle else ""
+        """The owner's message about a stranger; their words shown as typed, never as markup,
+        without controls or bidi overrides (which could reorder the id shown after them)."""
+        name = escape_markdown(one_name(msg.user_name) or "(no name)")
+        handle = f" (@{escape_markdown(one_name(msg.user_handle))})" if msg.user_handle else ""
         words = escape_markdown(first_words(msg.text))
         return (f"Someone new wants to talk to me on {msg.platform}: {name}{handle}, "
-                f"id {msg.user_id}."
+                f"id {escape_markdown(one_name(msg.user_id))}."
                 f"\nThey wrote: {words}\nAllow them to write to me?")
 
     def buttons(self, platform: str, user_id: str) -> list[Button]:
@@ -131,26 +173,29 @@ class Strangers:
         if who in self._told or msg.platform not in OWNER_VARS:
             return
         self._told.add(who)
-        handle = f", @{msg.user_handle}" if msg.user_handle else ""
-        name = f" ({msg.user_name}{handle})" if msg.user_name else ""
+        handle = f", @{one_name(msg.user_handle)}" if msg.user_handle else ""
+        name = f" ({one_name(msg.user_name)}{handle})" if msg.user_name else ""
+        who_id = one_name(msg.user_id)
         if msg.platform not in self.settings.owner_ids():
             log.warning("%s is not set, so %s user %s%s was refused. If that is you, set "
                         "%s=%s in .env and restart.", OWNER_VARS[msg.platform], msg.platform,
-                        msg.user_id, name, OWNER_VARS[msg.platform], msg.user_id)
+                        who_id, name, OWNER_VARS[msg.platform], who_id)
             return
-        allow = f"add {msg.user_id} to {ALLOWLIST_VARS[msg.platform]} in .env and restart"
+        allow = f"add {who_id} to {ALLOWLIST_VARS[msg.platform]} in .env and restart"
         if self.settings.pairing == "ask":
             log.warning("%s user %s%s is not allowed; the owner was asked to Allow or Block "
-                        "them (or %s).", msg.platform, msg.user_id, name, allow)
+                        "them (or %s).", msg.platform, who_id, name, allow)
         else:
             log.warning("%s user %s%s is not allowed and was refused. To allow them, %s, or "
                         "set FRONTDESK_PAIRING=ask to be asked next time.", msg.platform,
-                        msg.user_id, name, allow)
+                        who_id, name, allow)
 
     # -- the owner presses Allow or Block ----------------------------------------------
     def press(self, target: ButtonTarget) -> tuple[PressResult, Accepted | None]:
         """Decide once; on Allow, the waiting message to answer now (it is recorded in the
         inbox first, so a crash before its answer still answers it at the next start)."""
+        if target.run_id == REVIEW_RUN:
+            return self._review_pressed(target.wait_key), None
         platform, _, user_id = target.run_id[len(PAIRING_RUN):].partition(":")
         if self.people.status(platform, user_id) != "asked":
             return PressResult("This was already decided.", False), None
@@ -168,3 +213,116 @@ class Strangers:
                 else f"Blocked: {platform} user {user_id} stays refused.")
         admitted = Accepted(msg, "allowed") if recorded and msg is not None else None
         return PressResult(f"{target.label} ✓", True, edit_text=edit), admitted
+
+    # -- the hourly limit: held people leave as one summary -----------------------------
+    async def resume(self) -> None:
+        """At start: send the summary whose slot opened while down, and set the timer."""
+        async with self.lock:
+            await self._send_due(self.clock())
+            self._schedule()
+
+    def next_slot(self, now: float) -> float:
+        """When a message about strangers may reach the owner again."""
+        times = self.people.shown_times(now - WINDOW_S)
+        return now if len(times) < LIMIT else times[len(times) - LIMIT] + WINDOW_S
+
+    async def _send_due(self, now: float, but: tuple[str, str] | None = None) -> None:
+        """One summary per owner platform of everyone held (``but`` one), when a slot is open."""
+        held = [p for p in self.people.held() if (p.platform, p.user_id) != but]
+        if not held or self.next_slot(now) > now:
+            return
+        by_owner: dict[str, list[Person]] = {}
+        for person in held:
+            if (owner := self._owner_platform(person.platform)) is not None:
+                by_owner.setdefault(owner, []).append(person)
+        for owner_platform, people in by_owner.items():
+            names = "|".join(f"{p.platform}:{p.user_id}" for p in people)
+            key = SUMMARY + hashlib.sha256(names.encode()).hexdigest()[:24]
+            chat = await self.owner_chat(owner_platform)
+            button = Button("Review them", self.ledger.button_token(REVIEW_RUN, key, "review",
+                                                                    "Review them"))
+            await self.outbox.deliver(owner_platform, chat, key, summary_text(people), [button])
+            self.people.shown([(p.platform, p.user_id) for p in people], key, now)
+
+    def _schedule(self) -> None:
+        """Wake when the next slot opens, if anyone is held (called under the lock)."""
+        if not self.people.held():
+            return
+        due = self.next_slot(self.clock())
+        if self.timer is not None and not self.timer.done() and self.timer_due is not None \
+                and self.timer_due <= due:
+            return
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer_due = due
+        self.timer = asyncio.get_running_loop().create_task(self._wake(due))
+
+    async def _wake(self, due: float) -> None:
+        await self.sleep(max(0.0, due - self.clock()))
+        async with self.lock:
+            self.timer = self.timer_due = None
+            try:
+                await self._send_due(self.clock())
+            except Exception:  # they stay held; the next stranger's message tries again
+                log.exception("could not send the summary of the people held back")
+            self._schedule()
+
+    # -- Review: each held person's own prompt, on the owner's request ------------------
+    def _review_pressed(self, summary: str) -> PressResult:
+        task = asyncio.get_running_loop().create_task(self._review(summary))
+        self.reviewing.add(task)
+        task.add_done_callback(self.reviewing.discard)
+        return PressResult("Review ✓", True, edit_text="Their prompts follow, one each.")
+
+    async def _review(self, summary: str) -> None:
+        """The own prompts of the next ``REVIEW_BATCH`` people a summary showed who have none
+        yet; then, if more are left, one more message with a Review button."""
+        try:
+            async with self.lock:
+                left = [p for p in self.people.shown_by(summary)
+                        if not await self._has_prompt(p)]
+                for person in left[:REVIEW_BATCH]:
+                    owner_platform = self._owner_platform(person.platform)
+                    if owner_platform is not None:
+                        await self._prompt(owner_platform, person.platform, person.user_id)
+                rest = left[REVIEW_BATCH:]
+                owner_platform = self._owner_platform(rest[0].platform) if rest else None
+                if owner_platform is not None:
+                    chat = await self.owner_chat(owner_platform)
+                    label = "Review them"
+                    button = Button(label, self.ledger.button_token(REVIEW_RUN, summary,
+                                                                    "review", label))
+                    await self.outbox.deliver(
+                        owner_platform, chat, f"{summary}:left:{len(rest)}",
+                        f"{len(rest)} more people from that summary are still waiting.",
+                        [button])
+        except Exception:  # the summary's people stay asked; `frontdesk people` lists them
+            log.exception("could not send the prompts of the people held back")
+
+    async def _has_prompt(self, person: Person) -> bool:
+        owner_platform = self._owner_platform(person.platform)
+        waiting = self.people.waiting_message(person.platform, person.user_id)
+        if owner_platform is None or waiting is None:
+            return True
+        key = prompt_key(person.platform, person.user_id, str(waiting.get("message_id")))
+        return bool(self.ledger.parts(owner_platform, await self.owner_chat(owner_platform),
+                                      key))
+
+
+def summary_text(people: Sequence[Person]) -> str:
+    """The owner's message about the people held back: how many, who (cleaned, escaped),
+    and how to review them."""
+    count = len(people)
+    noun = "person" if count == 1 else "people"
+    lines = [f"**{count} more {noun} asked to talk to me** (held back by the limit of {LIMIT} "
+             "prompts an hour):"]
+    for person in people[:SUMMARY_NAMES]:
+        handle = f" (@{escape_markdown(one_name(person.username))})" if person.username else ""
+        lines.append(f"- {escape_markdown(one_name(person.name) or '(no name)')}{handle}, "
+                     f"{person.platform} id {escape_markdown(one_name(person.user_id))}: "
+                     f"{escape_markdown(one_line(person.first_words, 80))}")
+    if count > SUMMARY_NAMES:
+        lines.append(f"… and {count - SUMMARY_NAMES} more.")
+    lines.append(f"Review them to get each one's Allow / Block ({REVIEW_BATCH} at a time); "
+                 "`frontdesk people` lists everyone who asked.")
+    return "\n".join(lines)

@@ -3,6 +3,9 @@
 One row per person per platform in the ``people`` table (this module is the only code with SQL
 on it). A stranger's first message makes a row ``asked`` with the message kept, so the owner's
 Allow answers it even after a restart; the owner's press makes it ``allowed`` or ``blocked``.
+``shown_in`` / ``shown_at`` say which message first put the person before the owner (their own
+prompt, or a summary of several held back by pairing's hourly limit), and when; a person asked
+but not shown yet is held.
 Settings' allowlists (``TELEGRAM_ALLOWED_USERS`` …) still count on their own; this table only
 adds to them. ``frontdesk people`` lists it, ``frontdesk people remove ID`` deletes a row.
 
@@ -19,10 +22,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlitedb import Migration, migrate
+from sqlitedb import Migration, migrate, transaction
 
 MIGRATIONS: list[Migration] = [
     ("people_001_create", """
@@ -38,6 +42,13 @@ MIGRATIONS: list[Migration] = [
             decided_at REAL,
             PRIMARY KEY (platform, user_id)
         );
+    """),
+    ("people_002_shown", """
+        ALTER TABLE people ADD COLUMN shown_in TEXT;
+        ALTER TABLE people ADD COLUMN shown_at REAL;
+        UPDATE people SET shown_in = 'pairing:' || platform || ':' || user_id,
+                          shown_at = asked_at;
+        CREATE INDEX people_shown ON people (shown_at);
     """),
 ]
 
@@ -106,6 +117,41 @@ class People:
         """Forget the waiting message (it is in the inbox now, or will never be answered)."""
         self.conn.execute("UPDATE people SET message = NULL WHERE platform = ? AND user_id = ?",
                           (platform, user_id))
+
+    # -- who was shown to the owner, and when (the hourly limit's record) ----------------
+    def shown_in(self, platform: str, user_id: str) -> str | None:
+        """The key of the message that first showed this person to the owner, if any."""
+        row = self.conn.execute("SELECT shown_in FROM people WHERE platform = ? AND user_id = ?",
+                                (platform, user_id)).fetchone()
+        return str(row[0]) if row and row[0] is not None else None
+
+    def shown(self, people: Sequence[tuple[str, str]], key: str, at: float) -> None:
+        """These people were put before the owner by the message ``key`` at ``at``."""
+        with transaction(self.conn):
+            self.conn.executemany(
+                "UPDATE people SET shown_in = ?, shown_at = ? WHERE platform = ? AND user_id = ?",
+                [(key, at, platform, user_id) for platform, user_id in people])
+
+    def shown_times(self, since: float) -> list[float]:
+        """When each message that showed someone after ``since`` left, oldest first."""
+        rows = self.conn.execute(
+            "SELECT MIN(shown_at) FROM people WHERE shown_at > ? GROUP BY shown_in ORDER BY 1",
+            (since,)).fetchall()
+        return [float(row[0]) for row in rows]
+
+    def held(self) -> list[Person]:
+        """People still asking whom no message has shown to the owner yet, oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {COLUMNS} FROM people WHERE status = 'asked' AND message IS NOT NULL"
+            " AND shown_in IS NULL ORDER BY asked_at, rowid")
+        return [Person(*row) for row in rows]
+
+    def shown_by(self, key: str) -> list[Person]:
+        """People still asking whom the message ``key`` showed, oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {COLUMNS} FROM people WHERE status = 'asked' AND message IS NOT NULL"
+            " AND shown_in = ? ORDER BY asked_at, rowid", (key,))
+        return [Person(*row) for row in rows]
 
     def all(self) -> list[Person]:
         """Everyone, newest first."""

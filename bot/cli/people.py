@@ -8,6 +8,7 @@ import datetime as dt
 import sqlitedb
 from bot.access.people import People, Person
 from bot.config.settings import Settings
+from bot.config.text import one_line, one_name
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
@@ -47,8 +48,11 @@ NOBODY = ("No one has asked yet. With FRONTDESK_PAIRING=ask, a stranger who writ
 
 
 def list_line(person: Person) -> str:
-    """platform, id, status, since, name (@username), their first words."""
+    """platform, id, status, since, name (@username), their first words; what they chose
+    (name, username, words) is cleaned of control characters and bidi overrides, so no
+    escape sequence of theirs reaches the owner's terminal."""
     since = dt.datetime.fromtimestamp(person.decided_at or person.asked_at)
-    handle = f" (@{person.username})" if person.username else ""
-    return (f"{person.platform:<9} {person.user_id:<20} {person.status:<8} {since:%Y-%m-%d %H:%M}"
-            f"  {person.name}{handle}: {person.first_words}")
+    handle = f" (@{one_name(person.username)})" if person.username else ""
+    return (f"{one_name(person.platform):<9} {one_name(person.user_id):<20} "
+            f"{person.status:<8} {since:%Y-%m-%d %H:%M}"
+            f"  {one_name(person.name)}{handle}: {one_line(person.first_words)}")
