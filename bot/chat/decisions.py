@@ -7,6 +7,11 @@ its answer, or the failure), with the run's costs and its JSONL trace written on
 It shares the gateway's chat locks (``bot.chat.locks``), so a press and a message of one chat
 are handled one at a time. A press on pairing's Allow hands back the stranger's waiting
 message (``Decided.admitted``) for the gateway to answer.
+
+A press found already taken is either the platform replaying the very press a crash
+interrupted (Telegram hands the same callback query back after a restart) or a genuinely
+second press: the press's own id (the callback query's, the interaction's) tells them apart,
+so it is kept with the decision before the run resumes.
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ FAILURE = ("Sorry, something went wrong while handling your message. It has been
 NOT_OWNER = "Only the owner can do that."
 STALE = {"answered": "This was already decided.", "expired": "This request has expired.",
          "cancelled": "This request was cancelled.", "": "This request is no longer open."}
+
+
+def pressed_key(run_id: str, wait_key: str) -> str:
+    """The ledger cursor holding the id of the press that decided a wait."""
+    return f"pressed:{run_id}:{wait_key}"
 
 
 def outcome_key(run_id: str, wait_key: str) -> str:
@@ -75,8 +85,13 @@ class Decisions:
                                                         option))
                 for option in wait.get("options") or []]
 
-    async def press(self, platform: str, user_id: str, token: str) -> Decided:
-        """A button press: only the owner's counts; forged, stale and second presses say so."""
+    async def press(self, platform: str, user_id: str, token: str,
+                    press_id: str | None = None) -> Decided:
+        """A button press: only the owner's counts; forged, stale and second presses say so.
+
+        ``press_id`` is the platform's id of this press (a replay repeats it); without one, a
+        press on a wait it already decided is taken for a replay.
+        """
         target = self.ledger.button(token)
         if target is None:
             return Decided(PressResult("This button is not valid (anymore).", False))
@@ -84,9 +99,10 @@ class Decisions:
             return Decided(PressResult(NOT_OWNER, False))
         if is_pairing(target):  # Allow / Block for a stranger: no run behind it
             return Decided(*self.strangers.press(target))
-        return Decided(await self._decide(target, platform))
+        return Decided(await self._decide(target, platform, press_id))
 
-    async def _decide(self, target: ButtonTarget, platform: str) -> PressResult:
+    async def _decide(self, target: ButtonTarget, platform: str,
+                      press_id: str | None) -> PressResult:
         """The owner's press on a run's wait, under the lock of the run's chat."""
         run = self.store.run(target.run_id)
         where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
@@ -94,14 +110,18 @@ class Decisions:
         async with self.locks.of(*where):
             wait = self.store.wait(target.run_id, target.wait_key)
             outcome = outcome_key(target.run_id, target.wait_key)
+            pressed = pressed_key(target.run_id, target.wait_key)
             if wait is not None and wait.status == "answered" and wait.answer == target.answer \
-                    and run is not None and run.status != "running":
+                    and run is not None and run.status != "running" \
+                    and (press_id is None or self.ledger.cursor(pressed) == press_id):
                 # This very press was taken before a crash: its outcome may not have been
                 # queued, so queue it (once per key) and settle the buttons as a first press.
                 state = self.runs.load(target.run_id)
             elif wait is None or wait.status != "open":
                 return PressResult(STALE.get(wait.status if wait else "", STALE[""]), False)
             else:
+                if press_id is not None:  # kept first: a crash after the resume finds it
+                    self.ledger.set_cursor(pressed, press_id)
                 state = await self.runs.resume(target.run_id, target.answer, "owner",
                                                key=target.wait_key, reply_key=outcome)
                 if state.already_answered:  # another press won the race

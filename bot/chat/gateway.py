@@ -367,9 +367,11 @@ class Gateway:
         """One opaque token per option of a wait."""
         return self.decisions.buttons(run_id, wait)
 
-    async def press(self, platform: str, user_id: str, token: str) -> PressResult:
-        """A button press: only the owner's counts; forged, stale and second presses say so."""
-        decided = await self.decisions.press(platform, user_id, token)
+    async def press(self, platform: str, user_id: str, token: str,
+                    press_id: str | None = None) -> PressResult:
+        """A button press: only the owner's counts; forged, stale and second presses say so
+        (``press_id``, the platform's id of the press, tells a replay from a second press)."""
+        decided = await self.decisions.press(platform, user_id, token, press_id)
         if decided.admitted is not None:  # the owner allowed a stranger: answer their message
             task = asyncio.create_task(self._answer_admitted(decided.admitted))
             self.answering.add(task)

@@ -9,6 +9,7 @@ already answered), the same outcome in the run's chat, the same buttons settled.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,7 +34,8 @@ async def answer_wait(store: RunStore, owners: Mapping[str, str], gateway: Gatew
     if owner is None:
         return False, f"No owner is set for {platform}."
     [button] = gateway.buttons(run_id, {"key": wait.key, "options": [option]})
-    result = await gateway.press(platform, owner, button.token)
+    # Each answer from the page is a press of its own: a second one is refused.
+    result = await gateway.press(platform, owner, button.token, secrets.token_hex(8))
     return result.accepted, result.alert
 
 

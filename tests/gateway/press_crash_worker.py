@@ -7,7 +7,8 @@ Telegram adapter with the offline models. Modes:
 - ``press TOKEN``: press it, hang (for the SIGKILL) once the run has ended, before its outcome
   is queued;
 - ``restart TOKEN``: start as after a crash, press the same button again (the platform's
-  replay), print what the owner was sent and the notes.
+  replay: the same callback query id), print what the owner was sent and the notes;
+- ``second TOKEN``: start as after a crash, press the same button anew (another query id).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from bot.adapters.base import IncomingMessage
 from bot.app import assemble
 from tests.crashing import say_ready
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
+
+QUERY_ID = "query-1"  # the callback query of the press that the crash interrupts
 
 
 async def main(folder: Path, mode: str, token: str) -> None:
@@ -51,9 +54,10 @@ async def main(folder: Path, mode: str, token: str) -> None:
         print(json.dumps({"token": next(b.token for b in reply.buttons
                                         if b.label == "Approve")}))
     elif mode == "press":
-        await gateway.press("telegram", OWNER, token)
+        await gateway.press("telegram", OWNER, token, QUERY_ID)
     else:
-        pressed = await gateway.press("telegram", OWNER, token)
+        pressed = await gateway.press("telegram", OWNER, token,
+                                      QUERY_ID if mode == "restart" else "another-query")
         print(json.dumps({"sent": adapter.to(OWNER), "accepted": pressed.accepted,
                           "edit": pressed.edit_text,
                           "notes": [hit.text for hit in services.memory.recent("owner")]}))

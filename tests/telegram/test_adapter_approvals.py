@@ -107,6 +107,19 @@ def test_only_the_owner_decides_and_the_message_shows_the_decision(
     assert len(telegram.messages_to(OWNER)) == before + 1  # nothing else happened
 
 
+def test_the_same_button_pressed_again_after_its_run_ended_is_already_decided(
+        telegram: FakeTelegramServer, bot: FrontdeskProcess) -> None:
+    message = draft(telegram, bot, "a note to Carol about the party")
+    approve = tokens(message)["Approve"]
+    before = len(telegram.messages_to(OWNER))
+    assert press(telegram, bot, OWNER, message, approve)["text"] == "Approve ✓"
+    assert bot.replies(OWNER, before + 1)[before].text.startswith("Approved and saved")
+    # A new callback query for the same button (not the replay of the first one).
+    again = press(telegram, bot, OWNER, message, approve)
+    assert again["text"] == "This was already decided."
+    assert len(telegram.messages_to(OWNER)) == before + 1  # and nothing was sent again
+
+
 def test_a_press_on_a_cancelled_request_says_so(telegram: FakeTelegramServer,
                                                bot: FrontdeskProcess) -> None:
     message = draft(telegram, bot, "a reminder to water the plants")

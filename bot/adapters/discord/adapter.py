@@ -282,10 +282,10 @@ class DiscordAdapter(discord.Client):
             self.serving.set()  # live messages still get answered
 
     # -- buttons and slash commands --------------------------------------------------------
-    async def press_button(self, user_id: str, token: str) -> PressResult:
+    async def press_button(self, user_id: str, token: str, press_id: str) -> PressResult:
         """A press, as ``discord_ui`` reports it: the gateway decides."""
         await self.serving.wait()
-        return await self.gateway.press(PLATFORM, user_id, token)
+        return await self.gateway.press(PLATFORM, user_id, token, press_id)
 
     async def run_slash_command(self, interaction: discord.Interaction[Any], text: str) -> None:
         """Acknowledge by showing the command, then treat it as a typed message."""

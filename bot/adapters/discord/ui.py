@@ -30,7 +30,8 @@ CUSTOM_ID_PREFIX = "fd:"
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{1,64}"
 MAX_BUTTONS = 25  # five rows of five
 
-PressFn = Callable[[str, str], Awaitable[PressResult]]  # (user id, token) -> result
+# (user id, token, the interaction's id: never repeated, so a second press is one) -> result
+PressFn = Callable[[str, str, str], Awaitable[PressResult]]
 CommandFn = Callable[[discord.Interaction[Any], str], Awaitable[None]]  # (interaction, text)
 
 
@@ -80,7 +81,7 @@ async def answer_press(interaction: discord.Interaction[Any], token: str,
     """Acknowledge at once, let the gateway decide, then show the outcome."""
     await interaction.response.defer()  # a silent acknowledgement; the work may be slow
     try:
-        result = await press(str(interaction.user.id), token)
+        result = await press(str(interaction.user.id), token, str(interaction.id))
     except Exception:
         log.exception("a button press failed")
         result = PressResult("Sorry, that did not work; please try again.", False)

@@ -164,7 +164,9 @@ class TelegramAdapter:
     # -- approvals ----------------------------------------------------------------------------
     async def press(self, press: Press) -> PressResult:
         """Hand a button press to the gateway, answer it, and edit the decision in."""
-        result = await self.gateway.press(PLATFORM, press.user_id, press.data)
+        # The callback query's id: a press replayed after a restart repeats it, a second
+        # press of the same button does not.
+        result = await self.gateway.press(PLATFORM, press.user_id, press.data, press.query_id)
         try:
             await self.bot.answer_callback_query(press.query_id, result.alert[:200],
                                                  show_alert=not result.accepted)
