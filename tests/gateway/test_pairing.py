@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from bot.access.pairing import ASKED, REFUSAL, prompt_key
+from bot.access.pairing import ASKED, LIMIT, REFUSAL, REVIEW_BATCH, SUMMARY, WINDOW_S, prompt_key
 from bot.adapters.base import IncomingMessage
 from tests.gateway.conftest import OWNER, OWNER_CHAT, STRANGER, Harness, HarnessFactory
 
@@ -120,3 +125,104 @@ async def test_a_missing_owner_id_is_said_with_the_writer_s_id(
     assert reply is not None and reply.text == REFUSAL  # no owner to ask: refused as before
     [line] = [r.getMessage() for r in caplog.records if r.name == "frontdesk.access"]
     assert f"TELEGRAM_OWNER_ID={OWNER}" in line
+
+
+class Hours:
+    """A clock the test moves, and a sleep that returns when the test says time has passed."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+        self.passed = asyncio.Event()
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        due = self.now + seconds
+        while self.now < due:
+            self.passed.clear()
+            await self.passed.wait()
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        self.passed.set()
+
+
+async def until(check: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Poll ``check`` with a deadline (the timer's task runs on the same loop)."""
+    async with asyncio.timeout(seconds):
+        while not check():
+            await asyncio.sleep(0.01)
+
+
+async def test_200_strangers_give_the_owner_a_few_prompts_and_one_summary_nothing_lost(
+        make_harness: HarnessFactory, home: Path) -> None:
+    harness = await make_harness(**PAIRING)
+    hours = Hours()
+    strangers = harness.gateway.strangers
+    strangers.clock, strangers.sleep = hours.clock, hours.sleep
+    asks = [harness.message(f"hello from {n}", str(5000 + n), name=f"Person {n}")
+            for n in range(200)]
+    for ask in asks:
+        reply = await harness.gateway.handle(ask)
+        assert reply is not None and reply.text == ASKED
+    assert len(harness.adapter.to(OWNER_CHAT)) == LIMIT  # the rest are held, not sent
+    assert all(harness.services.people.status("telegram", a.user_id) == "asked" for a in asks)
+
+    hours.advance(WINDOW_S + 1)  # the next slot opens: one summary of everyone held
+    await until(lambda: len(harness.adapter.to(OWNER_CHAT)) == LIMIT + 1)
+    summary = harness.adapter.to(OWNER_CHAT)[-1]
+    assert f"{200 - LIMIT} more people asked" in summary and "frontdesk people" in summary
+    assert "Person 5" in summary and "5005" in summary  # the first held one is named
+    assert not any(key.startswith("pairing:") for key in outbox_keys(harness)[LIMIT + 1:])
+
+    listed = subprocess.run([sys.executable, "-m", "bot.cli.main", "people"],
+                            env={**os.environ, "FRONTDESK_HOME": str(home)},
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0
+    assert all(a.user_id in listed.stdout for a in asks)  # all 200 listed for review
+
+    [summary_key] = [k for k in outbox_keys(harness) if k.startswith(SUMMARY)]
+    [part] = harness.services.ledger.parts("telegram", OWNER_CHAT, summary_key)
+    assert part.buttons is not None
+    review = await harness.gateway.press("telegram", OWNER, part.buttons[0]["token"])
+    assert review.accepted
+    await until(lambda: not strangers.reviewing)
+    owner = harness.adapter.to(OWNER_CHAT)
+    assert len(owner) == LIMIT + 1 + REVIEW_BATCH + 1  # ten prompts, then "185 more ..."
+    assert f"{200 - LIMIT - REVIEW_BATCH} more people" in owner[-1]
+
+    allowed = asks[LIMIT]  # the first held one, now with its own prompt
+    result = await harness.gateway.press("telegram", OWNER,
+                                         prompt_buttons(harness, allowed)["Allow"])
+    assert result.accepted
+    await answered(harness)
+    assert harness.adapter.to(allowed.user_id)[0] == ASKED
+    [answer] = harness.adapter.to(allowed.user_id)[1:]  # answered once
+    assert f"hello from {LIMIT}" in answer
+
+
+def outbox_keys(harness: Harness) -> list[str]:
+    rows = harness.services.ledger.conn.execute(
+        "SELECT DISTINCT reply_key FROM outbox WHERE chat_id = ? ORDER BY id", (OWNER_CHAT,))
+    return [str(row[0]) for row in rows]
+
+
+HOSTILE_NAME = "Eve\u202eevil\x1b[2J\x1b]0;owned\x07 id 1."
+
+
+async def test_a_stranger_s_controls_and_bidi_overrides_never_reach_the_owner(
+        make_harness: HarnessFactory, home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    harness = await make_harness(**PAIRING)
+    with caplog.at_level(logging.WARNING, logger="frontdesk.access"):
+        await harness.gateway.handle(harness.message("hi\u202e \x1b[31mred\x1b[0m", STRANGER,
+                                                     name=HOSTILE_NAME))
+    [prompt] = harness.adapter.to(OWNER_CHAT)
+    [line] = [r.getMessage() for r in caplog.records if r.name == "frontdesk.access"]
+    listed = subprocess.run([sys.executable, "-m", "bot.cli.main", "people"],
+                            env={**os.environ, "FRONTDESK_HOME": str(home)},
+                            capture_output=True, text=True, timeout=60)
+    for shown in (prompt, line, listed.stdout):
+        assert "\u202e" not in shown and "\x1b" not in shown and "\x07" not in shown
+        assert "Eve" in shown and STRANGER in shown
+    assert "red" in prompt and f"id {STRANGER}." in prompt
