@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAVY = {
     "PIL": "photos (bot.media.images)",
     "pypdf": "PDF documents (bot.media.documents)",
+    "bot.media.workers": "the first document or photo (bot.media.attachments)",
     "mcp": "MCP servers (bot.tools.mcp_client)",
     "pydantic": "MCP servers, the model SDKs",
     "jwt": "MCP servers",

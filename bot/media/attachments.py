@@ -12,7 +12,10 @@ message's deadline:
   transcript is kept beside the audio);
 * photos are downscaled (``bot.media.images``) and passed to the big model as image paths; voice
   and audio become their transcript (``bot.media.transcription``), which is the message text from
-  then on; documents become their text (``bot.media.documents``) with the caption as the request.
+  then on; documents become their text (``bot.media.documents``) with the caption as the request;
+* whatever is decoded (documents, photos) is decoded in a worker process (``bot.media.workers``),
+  never on the event loop: killed past ``READ_SECONDS`` or at the message's deadline, limited in
+  memory, so a hostile file costs one sentence to its sender and nothing to anyone else.
 
 When nothing in a message can be used, ``Prepared.answer`` is the one short reply saying what
 the bot can take. Stored files are named by their position, never by the sender's file name,
@@ -28,19 +31,28 @@ import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bot.adapters.base import READABLE_KINDS, Attachment, IncomingMessage, escape_markdown
 from bot.config.settings import Settings
 from bot.config.text import one_line, one_name
-from bot.media.documents import READABLE, UnreadableDocument, extract_text, is_document
-from bot.media.images import UnreadableImage, prepare_image
+from bot.media.documents import (
+    READABLE,
+    DocumentText,
+    UnreadableDocument,
+    extract_text,
+    is_document,
+)
+from bot.media.images import PreparedImage, UnreadableImage, prepare_image
 from bot.media.transcription import (
     NOT_CONFIGURED,
     Transcriber,
     TranscriptionConfig,
     TranscriptionFailed,
 )
+
+if TYPE_CHECKING:
+    from bot.media.workers import WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +61,16 @@ PHOTO_WITHOUT_CAPTION = "[a photo, sent without a caption]"
 ECHO_CHARS = 300  # the transcript shown back to the sender is cut here
 CANT_TAKE = {"video": "videos", "sticker": "stickers", "location": "locations",
              "contact": "contacts", "poll": "polls", "other": "this kind of message"}
+READ_SECONDS = 30.0  # one document or photo decoded; a worker past this is killed
 
 
 class FileTooLarge(Exception):
-    """A file over the limit, found out while fetching (the platform did not declare it)."""
+    """A file over the limit, found out while fetching (the platform did not declare it, or
+    declared less): ``size`` is the size it turned out to have, None when not known (the
+    download was stopped at the limit)."""
 
-    def __init__(self, size: int) -> None:
-        super().__init__(f"{size} bytes")
+    def __init__(self, size: int | None) -> None:
+        super().__init__(f"{size} bytes" if size is not None else "over the limit")
         self.size = size
 
 
@@ -101,11 +116,23 @@ class Prepared:
 class Attachments:
     """The attachment pipeline over one directory (see the module docstring)."""
 
-    def __init__(self, root: Path, max_mb: float, transcriber: Transcriber | None) -> None:
+    def __init__(self, root: Path, max_mb: float, transcriber: Transcriber | None, *,
+                 workers: WorkerPool | None = None, read_seconds: float = READ_SECONDS) -> None:
         self.root = root
         self.max_mb = max_mb
         self.max_bytes = int(max_mb * 1024 * 1024)
         self.transcriber = transcriber
+        self.read_seconds = read_seconds
+        self._workers = workers  # the process's shared pool unless given
+
+    @property
+    def workers(self) -> WorkerPool:
+        """The worker processes files are decoded in (started at the first file)."""
+        if self._workers is None:
+            from bot.media.workers import shared_pool  # here: a text-only bot starts none
+
+            self._workers = shared_pool()
+        return self._workers
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Attachments:
@@ -153,7 +180,7 @@ class Attachments:
                 if part.kind == "photo":
                     done.images.append(await self._image(msg, index, fetch))
                 elif part.kind == "document":
-                    documents.append(_document_block(part, await fetch()))
+                    documents.append(await self._document(part, await fetch()))
                 else:
                     done.heard.append(await self._transcript(msg, index, part, fetch))
             except FileTooLarge as big:
@@ -162,7 +189,11 @@ class Attachments:
                 done.notes.append(str(unreadable))
             except TranscriptionFailed as failed:
                 failed_transcription = str(failed)
-            except Exception as exc:  # a fetch that failed: this part is skipped, visibly
+            except Exception as exc:  # a fetch or a decoder that failed: skipped, visibly
+                stopped = _worker_failure(exc, name)
+                if stopped is not None:
+                    done.notes.append(stopped)
+                    continue
                 log.warning("fetching a %s attachment of %s/%s failed: %s", part.kind,
                             msg.platform, msg.message_id, type(exc).__name__)
                 done.notes.append(f"I couldn't download {name}; please send it again.")
@@ -191,7 +222,9 @@ class Attachments:
             done.route = "failed" if failed_transcription else "refused"
         return done
 
-    def _too_big(self, name: str, size: int) -> str:
+    def _too_big(self, name: str, size: int | None) -> str:
+        if size is None:  # stopped at the limit: how big it really is was not worth learning
+            return f"{name} is too big for me (I take files up to {self.max_mb:g} MB)."
         return (f"{name} is too big for me ({size / 1024 / 1024:.1f} MB; I take files up to "
                 f"{self.max_mb:g} MB).")
 
@@ -215,7 +248,8 @@ class Attachments:
         made = next(self.folder(msg).glob(f"{index}.view.*"), None)
         if made is not None:
             return {"media_type": "image/" + made.suffix[1:], "path": str(made)}
-        image = prepare_image(await fetch())
+        image: PreparedImage = await self.workers.run(prepare_image, await fetch(),
+                                                      seconds=self.read_seconds)
         path = self.folder(msg) / f"{index}.view.{image.media_type.split('/')[1]}"
         _write(path, image.data)
         return {"media_type": image.media_type, "path": str(path)}
@@ -234,20 +268,47 @@ class Attachments:
         return text
 
 
+    async def _document(self, part: Attachment, data: bytes) -> str:
+        """The document's text as the agent reads it, with a line saying what it is."""
+        found: DocumentText = await self.workers.run(
+            extract_text, data, part.file_name, part.mime_type, seconds=self.read_seconds)
+        pages = f", {found.pages:,} page{'s' * (found.pages != 1)}" if found.pages else ""
+        block = [f"[Document {one_name(part.file_name) or '(no name)'} ({found.kind}{pages}), "
+                 "its text:]", found.text]
+        if found.cut:
+            block.append(_cut_line(found))
+        return "\n".join(block)
+
+
 def _unreadable_document(part: Attachment, name: str) -> str:
     return f"I can't read {name}: I can read {READABLE}."
 
 
-def _document_block(part: Attachment, data: bytes) -> str:
-    """The document's text as the agent reads it, with a line saying what it is."""
-    found = extract_text(data, part.file_name, part.mime_type)
-    pages = f", {found.pages} page{'s' * (found.pages != 1)}" if found.pages else ""
-    block = [f"[Document {one_name(part.file_name) or '(no name)'} ({found.kind}{pages}), "
-             "its text:]", found.text]
-    if found.cut:
-        block.append(f"[The text was cut here: the document has {found.total_chars:,} "
-                     f"characters and only the first {len(found.text):,} are shown.]")
-    return "\n".join(block)
+def _cut_line(found: DocumentText) -> str:
+    """The line under a document's text saying what was left out."""
+    shown = f"only the first {len(found.text):,} characters are shown"
+    if found.total_chars is not None:
+        return (f"[The text was cut here: the document has {found.total_chars:,} "
+                f"characters and only the first {len(found.text):,} are shown.]")
+    if found.pages and found.pages_read is not None and found.pages_read < found.pages:
+        return (f"[The text was cut here: I read pages 1 to {found.pages_read} of "
+                f"{found.pages:,}, and {shown}.]")
+    return f"[The text was cut here: the document is longer, and {shown}.]"
+
+
+def _worker_failure(exc: Exception, name: str) -> str | None:
+    """The sentence for a file whose decoding was stopped, or None for another failure."""
+    from bot.media.workers import WorkerFailed  # loaded already: a worker raised this
+
+    if not isinstance(exc, WorkerFailed):
+        return None
+    if exc.reason == "time":
+        return (f"I stopped reading {name}: it took too long. Please send a smaller file, "
+                "or paste the text.")
+    if exc.reason == "memory":
+        return (f"I stopped reading {name}: it needs more memory than I allow. Please send "
+                "a smaller file.")
+    return f"I couldn't read {name}; please send it again."
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -5,6 +5,12 @@
 for the sender: a password-protected or broken PDF, a scan with no text in it, a kind of file
 we do not read. HTML is reduced with the standard library's ``html.parser`` (scripts and styles
 dropped), which is all "the text of a web page" needs.
+
+The caps apply while reading, not after: a PDF is read page by page until ``MAX_PDF_PAGES``
+pages or more than ``MAX_DOCUMENT_CHARS`` characters, an HTML page until it has more visible
+text than that (the rest is never parsed); a plain text file is decoded whole, which costs no
+more than its size (``FRONTDESK_MAX_FILE_MB``). ``bot.media.attachments`` runs
+``extract_text`` in a worker process (``bot.media.workers``) with limits on time and memory.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pathlib import PurePosixPath
 log = logging.getLogger(__name__)
 
 MAX_DOCUMENT_CHARS = 30_000
+MAX_PDF_PAGES = 200  # pages looked at; a longer PDF is read from its beginning
 TEXT_SUFFIXES = {".txt": "text", ".md": "markdown", ".markdown": "markdown", ".csv": "csv",
                  ".json": "json", ".ics": "calendar", ".html": "html", ".htm": "html"}
 TEXT_MIME_TYPES = {"text/plain": ".txt", "text/markdown": ".md", "text/csv": ".csv",
@@ -36,13 +43,14 @@ class DocumentText:
     """The extracted text, how long it was before the cap, and what kind of file it was."""
 
     text: str
-    total_chars: int
+    total_chars: int | None  # None: reading stopped at a cap before the end
     kind: str  # "pdf", "text", "markdown", "csv", "json", "calendar", "html"
     pages: int | None = None
+    pages_read: int | None = None  # fewer than ``pages`` when reading stopped early
 
     @property
     def cut(self) -> bool:
-        return self.total_chars > len(self.text)
+        return self.total_chars is None or self.total_chars > len(self.text)
 
 
 def is_document(file_name: str, mime_type: str) -> bool:
@@ -57,17 +65,21 @@ def extract_text(data: bytes, file_name: str, mime_type: str,
     if kind is None:
         suffix = PurePosixPath(file_name).suffix.lower() or mime_type or "this kind of"
         raise UnreadableDocument(f"I can't read {suffix} files; I can read {READABLE}.")
-    pages = None
+    pages = pages_read = None
+    whole = True
     if kind == "pdf":
-        text, pages = _pdf_text(data)
+        text, pages, pages_read = _pdf_text(data, limit)
+        whole = pages_read == pages
+    elif kind == "html":
+        from bot.media.html_text import visible_text_upto  # the parser is needed for HTML only
+
+        text, whole = visible_text_upto(_decode(data), limit)
     else:
         text = _decode(data)
-        if kind == "html":
-            text = html_to_text(text)
     text = re.sub(r"\n{3,}", "\n\n", text.replace("\r\n", "\n")).strip()
     if not text:
         raise UnreadableDocument("That file has no text in it that I can read.")
-    return DocumentText(text[:limit], len(text), kind, pages)
+    return DocumentText(text[:limit], len(text) if whole else None, kind, pages, pages_read)
 
 
 def _kind(file_name: str, mime_type: str) -> str | None:
@@ -79,7 +91,9 @@ def _kind(file_name: str, mime_type: str) -> str | None:
     return TEXT_SUFFIXES.get(TEXT_MIME_TYPES.get(mime_type.split(";")[0].strip(), ""))
 
 
-def _pdf_text(data: bytes) -> tuple[str, int]:
+def _pdf_text(data: bytes, limit: int) -> tuple[str, int, int]:
+    """The text of the first pages (up to ``MAX_PDF_PAGES``, stopping once there are more than
+    ``limit`` characters), the number of pages, and how many were read."""
     from pypdf import PdfReader  # imported when a PDF comes: it is not needed to start
     from pypdf.errors import DependencyError, PyPdfError
 
@@ -88,7 +102,15 @@ def _pdf_text(data: bytes) -> tuple[str, int]:
         if reader.is_encrypted and not reader.decrypt(""):  # "" opens owner-only locks
             raise UnreadableDocument("That PDF is password-protected, so I can't read it. "
                                      "Send it without the password, or paste the text.")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        count = len(reader.pages)
+        pages: list[str] = []
+        chars = 0
+        for page in reader.pages:
+            if len(pages) == MAX_PDF_PAGES or chars > limit:
+                break
+            text = (page.extract_text() or "").strip()
+            pages.append(text)
+            chars += len(text) + 2 * bool(text)
     except UnreadableDocument:
         raise
     except (DependencyError, NotImplementedError):  # a scheme pypdf cannot open here
@@ -97,11 +119,11 @@ def _pdf_text(data: bytes) -> tuple[str, int]:
     except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError) as exc:
         log.info("a PDF could not be read: %s", type(exc).__name__)
         raise UnreadableDocument("I couldn't read that PDF: it seems to be damaged.") from None
-    text = "\n\n".join(page.strip() for page in pages if page.strip())
+    text = "\n\n".join(page for page in pages if page)
     if not text:
         raise UnreadableDocument("That PDF has no text I can read (it may be a scan of "
                                  "paper); please send the text or a photo of the page.")
-    return text, len(pages)
+    return text, count, len(pages)
 
 
 def _decode(data: bytes) -> str:

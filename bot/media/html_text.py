@@ -2,6 +2,8 @@
 
 Scripts, styles and the head are dropped and each block element starts a line, which is all
 "the text of a web page" needs. ``bot.media.documents`` imports this for HTML files only.
+``visible_text_upto`` feeds the page in pieces and stops once it has more visible text than
+it needs, so a huge page costs no more than its beginning.
 """
 
 from __future__ import annotations
@@ -38,10 +40,34 @@ class _TextOfHtml(HTMLParser):
             self.parts.append(data)
 
 
+PIECE_CHARS = 64 * 1024
+
+
 def visible_text(html: str) -> str:
     """The visible text of an HTML page, one block a line."""
     parser = _TextOfHtml()
     parser.feed(html)
     parser.close()
-    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return _lines(parser.parts)
+
+
+def visible_text_upto(html: str, limit: int) -> tuple[str, bool]:
+    """The visible text, read until it is longer than ``limit`` characters; and whether the
+    whole page was read."""
+    parser = _TextOfHtml()
+    next_check = limit
+    for start in range(0, len(html), PIECE_CHARS):
+        parser.feed(html[start:start + PIECE_CHARS])
+        collected = sum(len(part) for part in parser.parts)
+        if collected > next_check:  # whitespace shrinks; checked at doubling sizes only
+            text = _lines(parser.parts)
+            if len(text) > limit and start + PIECE_CHARS < len(html):
+                return text, False
+            next_check = 2 * collected
+    parser.close()
+    return _lines(parser.parts), True
+
+
+def _lines(parts: list[str]) -> str:
+    lines = (" ".join(line.split()) for line in "".join(parts).splitlines())
     return "\n".join(line for line in lines if line)

@@ -7,6 +7,13 @@ already one of those and small enough, else re-encoded: PNG when it has transpar
 otherwise. An animated GIF is sent as its first frame. Anything Pillow cannot open is an
 ``UnreadableImage`` with one sentence to show.
 
+A picture is refused by its declared size before anything is decoded: ``Image.open`` reads only
+the header, and more than ``MAX_IMAGE_PIXELS`` (a hard limit, far below Pillow's own warning
+at 89 megapixels) is a decompression bomb or more than any vision model looks at. What is
+kept is downscaled while it is decoded (``thumbnail`` asks JPEG's decoder for a smaller draft)
+and only then turned upright, so no full-size copy is ever made. ``bot.media.attachments`` runs
+``prepare_image`` in a worker process (``bot.media.workers``) with limits on time and memory.
+
 Pillow is imported when the first photo comes: a bot that only ever gets text never loads it.
 """
 
@@ -23,8 +30,12 @@ MAX_EDGE_PX = 1568
 SENDABLE = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 JPEG_QUALITY = 85
 ORIENTATION_TAG = 0x0112  # EXIF: a phone's photo is often stored sideways with this set
-# A decompression bomb (a tiny file that opens as gigapixels) is refused, not decoded.
-MAX_IMAGE_PIXELS = 60_000_000
+# Every common camera (up to 40 MP) passes; the models see at most 1568 px a side anyway.
+MAX_IMAGE_PIXELS = 40_000_000
+
+
+PIXEL_LIMIT = (f"I take pictures up to {MAX_IMAGE_PIXELS // 1_000_000} megapixels; please "
+               "send a smaller one, or send it as a photo.")
 
 
 class UnreadableImage(Exception):
@@ -45,22 +56,27 @@ def prepare_image(data: bytes) -> PreparedImage:
     """The image as a provider should get it (see the module docstring)."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
-    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # Pillow's own check, for frames inside a file
     try:
-        with Image.open(io.BytesIO(data)) as opened:
+        with Image.open(io.BytesIO(data)) as opened:  # the header only, nothing decoded yet
+            refuse_too_many_pixels(*opened.size)
             source_format = opened.format or ""
             animated = bool(getattr(opened, "is_animated", False))
             turned = opened.getexif().get(ORIENTATION_TAG, 1) != 1
-            upright = ImageOps.exif_transpose(opened)
-            upright.load()
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+            too_big = max(opened.size) > MAX_EDGE_PX
+            if source_format in SENDABLE and not too_big and not turned and not animated:
+                opened.load()  # it must decode to be worth sending
+                return PreparedImage(data, SENDABLE[source_format], *opened.size)
+            if too_big:  # decoded small (JPEG's draft mode), never whole
+                opened.thumbnail((MAX_EDGE_PX, MAX_EDGE_PX), Image.Resampling.LANCZOS)
+            else:
+                opened.load()
+            upright = ImageOps.exif_transpose(opened)  # of the small image: a cheap copy
+    except (UnidentifiedImageError, OSError, ValueError, EOFError, SyntaxError):
         raise UnreadableImage("I couldn't open that image; please send it as a JPEG or "
                               "PNG photo.") from None
-    too_big = max(upright.size) > MAX_EDGE_PX
-    if source_format in SENDABLE and not too_big and not turned and not animated:
-        return PreparedImage(data, SENDABLE[source_format], *upright.size)
-    if too_big:
-        upright.thumbnail((MAX_EDGE_PX, MAX_EDGE_PX), Image.Resampling.LANCZOS)
+    except Image.DecompressionBombError:
+        raise UnreadableImage(f"That image is too large for me. {PIXEL_LIMIT}") from None
     out = io.BytesIO()
     if _has_alpha(upright):
         upright.save(out, "PNG", optimize=True)
@@ -69,6 +85,13 @@ def prepare_image(data: bytes) -> PreparedImage:
         upright.convert("RGB").save(out, "JPEG", quality=JPEG_QUALITY, optimize=True)
         media_type = "image/jpeg"
     return PreparedImage(out.getvalue(), media_type, *upright.size)
+
+
+def refuse_too_many_pixels(width: int, height: int) -> None:
+    """``UnreadableImage`` for a picture declaring more than ``MAX_IMAGE_PIXELS``."""
+    if width * height > MAX_IMAGE_PIXELS:
+        raise UnreadableImage(f"That image is too large for me ({width:,} × {height:,} "
+                              f"pixels). {PIXEL_LIMIT}")
 
 
 def _has_alpha(image: PillowImage.Image) -> bool:
