@@ -7,6 +7,7 @@ in logs: ``clean`` keeps what was written minus invisible controls and bidi over
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -33,3 +34,46 @@ def one_line(text: str, limit: int = 200) -> str:
 def one_name(text: str) -> str:
     """A name as one short line: a label, cut at ``NAME_CHARS``."""
     return one_line(text, NAME_CHARS)
+
+
+# -- shown: how someone else's text is shown in each place ---------------------------------
+# The places where other people's text is shown: the chat platforms read Markdown (Frontdesk's
+# own renderer for Telegram, Discord's for Discord), a Telegram HTML part is HTML, the
+# terminal shows text as it is, and a log line is one line.
+PLACES = ("markdown", "markdown-code", "telegram-html", "discord", "terminal", "log")
+# Every character a Markdown renderer could read as markup (ours for Telegram, Discord's);
+# the same set as ``bot.adapters.base.MARKUP_CHARS``, which sits below this folder's reach.
+_MARKUP = re.compile("([" + re.escape("\\`*_{}[]()#+-.!|~<>@") + "])")
+
+
+def shown(text: str, where: str) -> str:
+    """``text`` (someone else's) as it must be put into ``where``, one of ``PLACES``: cleaned
+    of controls and bidi overrides, then escaped so it shows literally (no link, no bold, no
+    tag, no terminal sequence); a log line is squeezed to one line, and so is a label in
+    ``markdown-code`` (an inline code span, which a backtick of its own would close: such a
+    label is escaped text instead)."""
+    if where in ("markdown", "discord"):
+        return _MARKUP.sub(r"\\\1", clean(text))
+    if where == "markdown-code":  # a label in an inline code span, backticks included
+        label = one_line(text)
+        return f"`{label}`" if label and "`" not in label else _MARKUP.sub(r"\\\1", label)
+    if where == "telegram-html":
+        return html.escape(clean(text), quote=True)
+    if where == "terminal":
+        return clean(text)
+    if where == "log":
+        return one_line(text, LOG_CHARS)
+    raise ValueError(f"no such place to show text: {where!r} (one of {', '.join(PLACES)})")
+
+
+LOG_CHARS = 500  # someone else's words in one log line: enough to recognise them
+# In JSON inside a fenced code block these are written as \uXXXX escapes (the same value):
+# a backtick could close the fence (Discord ends one at any three), the rest hide or reorder.
+_JSON_UNSAFE = re.compile("[`\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def shown_json(text: str) -> str:
+    """JSON text (from ``json.dumps``) made safe to show in a fenced code block: characters
+    that could close the fence or hide and reorder text become ``\\uXXXX`` escapes, which
+    only occur inside its strings, so it reads as the same value."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.adapters.base import escape_markdown
+from bot.config.text import one_name, shown, shown_json
 from bot.models.base import ToolCall
 from bot.tools.registry import Caller, ToolRegistry, ToolResult
 from graphs.checkpoints import NodeSteps
@@ -79,15 +79,20 @@ def question(tools: ToolRegistry, call: ToolCall, caller: Caller, again: bool) -
     tool = tools.tool(call.name)
     server = tool.server if tool is not None else None
     name = tool.own_name if tool is not None else call.name
-    where = f" from the MCP server `{server}`" if server else ""
-    lines = [f"A call of `{name}`{where} that you approved was interrupted by a restart; it "
+    # The tool's and the server's names are a server's text and the guest's name is theirs:
+    # shown as typed, never as markup (a name cannot close its code span and plant a link).
+    where = f" from the MCP server {shown(server, 'markdown-code')}" if server else ""
+    label = shown(name, "markdown-code")
+    lines = [f"A call of {label}{where} that you approved was interrupted by a restart; it "
              "may already have run. Run it again?" if again
-             else f"May I run the tool `{name}`{where}?"]
-    if not caller.is_owner:  # a guest's name is their own text: shown as typed, never markup
-        lines.append(f"Asked for by {escape_markdown(caller.name or caller.scope)} (not you).")
+             else f"May I run the tool {label}{where}?"]
+    if not caller.is_owner:
+        lines.append(f"Asked for by {shown(one_name(caller.name or caller.scope), 'markdown')}"
+                     " (not you).")
     # In a code block the arguments (the model's text, maybe a guest's words) are shown as
-    # typed: JSON keeps every newline escaped, so no line of it can close the fence.
-    lines += ["Arguments:", "```json", arguments_text(call.arguments), "```"]
+    # typed: JSON keeps every newline escaped, and ``shown_json`` every backtick, so nothing
+    # in it can close the fence.
+    lines += ["Arguments:", "```json", shown_json(arguments_text(call.arguments)), "```"]
     return "\n".join(lines)
 
 
