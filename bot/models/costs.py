@@ -1,7 +1,8 @@
 """What model calls cost: the editable price table and the spend log that enforces the daily budget.
 
-Prices come from the shipped ``bot/config/prices.toml`` (USD per million tokens), overridden by a
-``prices.toml`` in ``FRONTDESK_HOME`` if there is one. The budget is a hard cap: before a call,
+Prices come from the shipped ``bot/config/prices.toml`` (USD per million tokens; transcription
+models in USD per minute of audio), overridden by a ``prices.toml`` in ``FRONTDESK_HOME`` if
+there is one. The budget is a hard cap: before a call,
 ``SpendLog.reserve`` holds its worst case (a ``costs_holds`` row) in the same SQLite
 transaction that checks the day's settled costs plus every open hold against the budget, so two
 calls (or two processes) can never both take the last of it; ``settle`` then swaps the hold for
@@ -83,19 +84,32 @@ class Price:
 
 
 class PriceTable:
-    """Model name -> Price; a name also matches a priced prefix (dated model versions)."""
+    """Model name -> Price; a name also matches a priced prefix (dated model versions).
+    ``per_minute``: transcription model -> USD per minute of audio."""
 
-    def __init__(self, prices: Mapping[str, Price]) -> None:
+    def __init__(self, prices: Mapping[str, Price],
+                 per_minute: Mapping[str, float] | None = None) -> None:
         self.prices = dict(prices)
+        self.per_minute = dict(per_minute or {})
 
     @classmethod
     def load(cls, paths: Iterable[Traversable]) -> PriceTable:
         """Read the files that exist, later ones overriding earlier ones."""
         prices: dict[str, Price] = {}
+        per_minute: dict[str, float] = {}
         for path in paths:
             if path.is_file():
-                prices.update(_read_prices(path))
-        return cls(prices)
+                models, audio = _read_prices(path)
+                prices.update(models)
+                per_minute.update(audio)
+        return cls(prices, per_minute)
+
+    def audio_cost(self, model: str, seconds: float) -> float:
+        """USD for transcribing ``seconds`` of audio; an unpriced model (local) costs nothing."""
+        if model in self.per_minute:
+            return self.per_minute[model] * seconds / 60
+        prefixes = [name for name in self.per_minute if model.startswith(name)]
+        return self.per_minute[max(prefixes, key=len)] * seconds / 60 if prefixes else 0.0
 
     def price(self, model: str) -> Price | None:
         """The exact entry, else the longest priced prefix of the name, else None."""
@@ -113,7 +127,7 @@ class PriceTable:
                 + output_tokens * price.output_per_mtok) / 1_000_000
 
 
-def _read_prices(path: Traversable) -> dict[str, Price]:
+def _read_prices(path: Traversable) -> tuple[dict[str, Price], dict[str, float]]:
     import tomllib  # here: only a provider's models read prices, and the parser is not free
 
     try:
@@ -129,7 +143,15 @@ def _read_prices(path: Traversable) -> dict[str, Price]:
             raise PriceTableError(
                 f"{path}: [models.\"{name}\"] needs numeric `input` and `output` "
                 "(USD per million tokens).") from None
-    return prices
+    per_minute: dict[str, float] = {}
+    for name, entry in data.get("transcription", {}).items():
+        try:
+            per_minute[name] = float(entry["per_minute"])
+        except (KeyError, TypeError, ValueError):
+            raise PriceTableError(
+                f"{path}: [transcription.\"{name}\"] needs a numeric `per_minute` "
+                "(USD per minute of audio).") from None
+    return prices, per_minute
 
 
 def load_prices(settings: Settings) -> PriceTable:
