@@ -1,9 +1,10 @@
 """Discord attachments as typed ``Attachment``s, and fetching them with discord.py.
 
 A message's attachments keep their file name, content type, declared size and URL (the
-platform reference). Fetching goes through discord.py's ``Attachment.read`` (a GET of the
-attachment URL on discord.py's own HTTP session); after a restart the ``Attachment`` is
-rebuilt from what the inbox kept. The kind comes from the content type (a Discord voice
+platform reference). Fetching streams the attachment URL and stops at the byte limit
+(``bot.media.download``): discord.py's ``Attachment.read`` reads the whole body first,
+whatever size the attachment declared. The URL is all it needs, so after a restart the
+inbox's record is enough. The kind comes from the content type (a Discord voice
 message is an ``audio/ogg`` attachment with the voice-message flag); stickers and polls are
 parts naming their kind, so the sender is told what the bot can take.
 """
@@ -11,11 +12,14 @@ parts naming their kind, so the sender is told what the bot can take.
 from __future__ import annotations
 
 import mimetypes
-from typing import Any
 
 import discord
+import httpx
 
 from bot.adapters.base import Attachment, kind_of
+from bot.media.download import download_capped
+
+UNDECLARED_CAP = 25 * 1024 * 1024  # above what Discord takes without a subscription
 
 
 def attachments_of(message: discord.Message) -> tuple[Attachment, ...]:
@@ -33,11 +37,19 @@ def attachments_of(message: discord.Message) -> tuple[Attachment, ...]:
     return tuple(found)
 
 
-async def fetch(state: Any, attachment: Attachment) -> bytes:
-    """The bytes of an attachment, read by discord.py from its URL (``bot.media.attachments``
-    checks the size limit, declared and read, as for every platform)."""
-    payload: Any = {"id": 0, "filename": attachment.file_name or "file",
-                    "size": attachment.size or 0, "url": attachment.ref,
-                    "proxy_url": attachment.ref, "content_type": attachment.mime_type}
-    data: bytes = await discord.Attachment(data=payload, state=state).read()
-    return data
+async def fetch(state: object, attachment: Attachment, max_bytes: int | None = None) -> bytes:
+    """The bytes of an attachment, read from its URL and stopped past ``max_bytes``
+    (``FileTooLarge``); without it, past the size the attachment declared (Discord's sizes
+    are exact: more bytes than declared is a lie), or ``UNDECLARED_CAP``. A network failure
+    or a 5xx is a ``ConnectionError``, which the adapter tries again. ``state`` is unused
+    (the URL is enough) and kept for the adapter's call."""
+    limit = max_bytes if max_bytes is not None else (
+        attachment.size if attachment.size is not None else UNDECLARED_CAP)
+    try:
+        return await download_capped(attachment.ref, limit)
+    except httpx.TransportError as failed:
+        raise ConnectionError(type(failed).__name__) from None
+    except httpx.HTTPStatusError as refused:
+        if refused.response.status_code < 500:
+            raise
+        raise ConnectionError(f"HTTP {refused.response.status_code}") from None

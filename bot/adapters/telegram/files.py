@@ -4,17 +4,23 @@
 photo, a voice note, an audio file, a document (an image sent as a file counts as a photo),
 and, for the kinds Frontdesk does not read, a part naming the kind (a sticker, a location, a
 contact, a poll, a video, a video note), so the sender is told what the bot can take.
-``fetch(bot, attachment, max_bytes)`` uses PTB's ``get_file`` and ``download_as_bytearray``:
-the file URL is the ``Bot``'s ``base_file_url`` (``TELEGRAM_BASE_FILE_URL``) plus the token.
+``fetch(bot, attachment, max_bytes)`` uses PTB's ``get_file``, then downloads the file URL (the
+``Bot``'s ``base_file_url``, ``TELEGRAM_BASE_FILE_URL``, plus the token) as a stream that stops
+at ``max_bytes`` (``bot.media.download``): PTB's ``download_as_bytearray`` reads the whole body
+first, whatever size the file declared.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from telegram import Bot, Message
 from telegram.error import BadRequest
 
 from bot.adapters.base import IMAGE_TYPES, Attachment
 from bot.media.attachments import FileTooLarge
+from bot.media.download import download_capped
 
 DEFAULT_BASE_FILE_URL = "https://api.telegram.org/file/bot"
 # Telegram's own kinds we do not read, by the Message attribute that carries them.
@@ -72,4 +78,22 @@ async def fetch(bot: Bot, attachment: Attachment, max_bytes: int) -> bytes:
         raise FileTooLarge(attachment.size or max_bytes + 1) from None
     if file.file_size is not None and file.file_size > max_bytes:
         raise FileTooLarge(file.file_size)
-    return bytes(await file.download_as_bytearray())
+    if not file.file_path:
+        raise LookupError("Telegram gave no file path")
+    if not file.file_path.startswith(("http://", "https://")):  # a local Bot API server's disk
+        return _read_local(Path(file.file_path), max_bytes)
+    return await download_capped(_encoded(file.file_path), max_bytes)
+
+
+def _encoded(url: str) -> str:
+    """The file URL with its path percent-encoded (a file path may hold any character)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=quote(parts.path)))
+
+
+def _read_local(path: Path, max_bytes: int) -> bytes:
+    with path.open("rb") as file:
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FileTooLarge(None)
+    return data
