@@ -4,7 +4,10 @@ A reminder belongs to one person (``scope``) and the chat it was set in. It has 
 occurrence (``due_at``, UTC seconds, and ``due_local``, the same moment as local ISO with its
 offset); a recurring one keeps its iCalendar RRULE and the local wall time of its first
 occurrence, and each next occurrence is computed by ``dateutil.rrule`` in *local wall time*
-then placed in the zone, so a daily 08:30 stays 08:30 across DST changes. ``Reminders`` is the
+then placed in the zone, so a daily 08:30 stays 08:30 across DST changes. A rule is read
+within bounds (``bot.calendar.rules``): one that can never fire, or fires more often than a
+person's minimum gap, is refused when it is set, and each search for a next occurrence looks
+a bounded number of occurrences and years ahead. ``Reminders`` is the
 only code with SQL on the table. Firing is ``bot.reminders.timer``'s job; this module only says what
 is due and moves a reminder past an occurrence it fired (compare-and-set on ``due_at``, so an
 occurrence is advanced once).
@@ -19,6 +22,7 @@ Usage::
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
@@ -26,17 +30,27 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo
 
-from dateutil.rrule import rrulestr
-
+from bot.calendar.rules import (
+    HORIZON_YEARS,
+    RuleError,
+    check_days_exist,
+    check_gap,
+    next_occurrence,
+    read_rule,
+)
 from bot.models.reminder_phrases import local_label
 from sqlitedb import Migration, migrate, transaction
 
+log = logging.getLogger(__name__)
 MAX_PENDING = 100  # per person
 MAX_TEXT_CHARS = 1000
 # a text to repeat, a prompt for the agent, an event's notice, the morning briefing, the
 # daily backup
 KINDS = ("text", "prompt", "calendar", "brief", "backup")
 LIMITED_KINDS = ("text", "prompt")  # what a person sets; the bot's own do not count
+# The shortest time between two occurrences of a person's recurring reminder: a guest's, the
+# owner's, and the owner's prompt tasks (each one a run of the agent, with its cost).
+MIN_GAP_GUEST_S, MIN_GAP_OWNER_S, MIN_GAP_PROMPT_S = 15 * 60.0, 60.0, 3600.0
 
 MIGRATIONS: list[Migration] = [
     ("reminders_001_create", """
@@ -103,27 +117,38 @@ def zone_name(zone: tzinfo) -> str:
     return getattr(zone, "key", None) or str(zone)
 
 
-def check_rrule(rule: str) -> str:
-    """The rule without an ``RRULE:`` prefix; a ReminderError saying the form otherwise."""
-    cleaned = rule.strip().removeprefix("RRULE:").strip()
+def check_rrule(rule: str, minimum_gap_s: float = 0.0) -> str:
+    """The rule without an ``RRULE:`` prefix, if it can fire and no more often than
+    ``minimum_gap_s``; a ReminderError saying what is wrong otherwise. Reads the rule's
+    parts only: nothing is expanded yet."""
     try:
-        rrulestr(cleaned, dtstart=datetime(2000, 1, 1))
-    except (ValueError, TypeError) as exc:
-        raise ReminderError(f"I can't read the recurrence {rule!r}: give an iCalendar RRULE "
-                            "such as FREQ=WEEKLY;BYDAY=MO.") from exc
+        cleaned = read_rule(rule)
+        check_gap(cleaned, minimum_gap_s)
+        check_days_exist(cleaned)
+    except RuleError as exc:
+        raise ReminderError(str(exc)) from exc
     return cleaned
+
+
+def minimum_gap_s(scope: str, kind: str) -> float:
+    """How close together a person's occurrences may be: the bot's own tasks are not limited."""
+    if kind == "prompt":
+        return MIN_GAP_PROMPT_S
+    if kind not in LIMITED_KINDS:
+        return 0.0
+    return MIN_GAP_OWNER_S if scope == "owner" else MIN_GAP_GUEST_S
 
 
 def occurrence_after(rule: str, first_local: datetime, zone: tzinfo,
                      after: datetime, inclusive: bool = False) -> datetime | None:
-    """The rule's first occurrence after ``after`` (at it, when inclusive), aware in ``zone``.
+    """The rule's first occurrence after ``after`` (at it, when inclusive), aware in ``zone``;
+    None when there is none within ``HORIZON_YEARS``. RuleError past ``MAX_LOOKED``.
 
     The rule runs over naive local wall times (8:30 stays 8:30 when the offset changes); the
-    result is then placed in the zone.
+    result is then placed in the zone. The search is bounded (``bot.calendar.rules``).
     """
-    recurrence = rrulestr(rule, dtstart=first_local.replace(tzinfo=None))
     wall = after.astimezone(zone).replace(tzinfo=None)
-    found = recurrence.after(wall, inc=inclusive)
+    found = next_occurrence(rule, first_local.replace(tzinfo=None), wall, inclusive=inclusive)
     return None if found is None else found.replace(tzinfo=zone)
 
 
@@ -161,11 +186,15 @@ class Reminders:
         local = when.astimezone(zone)
         first = local
         if rrule is not None:
-            rrule = check_rrule(rrule)
-            found = occurrence_after(rrule, local, zone, max(local, now),
-                                     inclusive=local > now)  # never now itself
+            rrule = check_rrule(rrule, minimum_gap_s(scope, kind))
+            try:
+                found = occurrence_after(rrule, local, zone, max(local, now),
+                                         inclusive=local > now)  # never now itself
+            except RuleError as exc:
+                raise ReminderError(str(exc)) from exc
             if found is None:
-                raise ReminderError("That recurrence has no occurrence left.")
+                raise ReminderError(f"That recurrence has no occurrence in the next "
+                                    f"{HORIZON_YEARS} years.")
             first = found
         if first <= now:
             raise ReminderError(f"{local_label(local)} has already passed. When should I "
@@ -229,9 +258,13 @@ class Reminders:
         after = max(datetime.fromtimestamp(now, zone), reminder.due)
         following = None
         if reminder.rrule:
-            following = occurrence_after(reminder.rrule,
-                                         datetime.fromisoformat(reminder.first_local), zone,
-                                         after)
+            try:
+                following = occurrence_after(reminder.rrule,
+                                             datetime.fromisoformat(reminder.first_local),
+                                             zone, after)
+            except RuleError:  # set before the limits: it cannot be followed, so it ends
+                log.warning("reminder %d ends: its rule has too many occurrences to follow",
+                            reminder.id)
         if following is None:
             self.conn.execute("UPDATE reminders SET status = 'done', fired = fired + 1"
                               " WHERE id = ? AND due_at = ? AND status = 'pending'",

@@ -1,10 +1,13 @@
 """The set_reminder tool: a reminder in the caller's own chat and scope, from the model's words.
 
-Prompt tasks (the text carried out as a request each time) are the owner's only.
+Prompt tasks (the text carried out as a request each time) are the owner's only. The
+reminder is set in a worker thread: its rule's first occurrence is searched there, a search
+bounded by construction (``bot.calendar.rules``), so no rule holds the chats meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime, tzinfo
 
@@ -31,8 +34,9 @@ def reminder_tool(reminders: Reminders, zone: Callable[[], tzinfo]
         try:
             now = datetime.fromtimestamp(reminders.clock(), owner_zone)
             moment = resolve_when(when, owner_zone, now, recurring=bool(rrule))
-            reminder = reminders.add(
-                caller.scope, caller.platform, caller.chat_id, text, moment, zone=owner_zone,
+            reminder = await asyncio.to_thread(
+                reminders.add, caller.scope, caller.platform, caller.chat_id, text, moment,
+                zone=owner_zone,
                 rrule=rrule, kind="prompt" if run_prompt and caller.is_owner else "text",
                 source=f"tool:{caller.effect_key}" if caller.effect_key else None)
         except (WhenUnclear, ReminderError) as unclear:

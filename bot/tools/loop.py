@@ -1,7 +1,10 @@
 """The agent loop: the model picks tools until it answers, or a named stop condition ends it.
 
 The same loop runs with graph mode off and inside the triage graph's ``full_agent`` node.
-Tool failures and refusals go back to the model as observations. The loop stops for one of
+Tool failures and refusals go back to the model as observations. At most
+``MAX_CALLS_PER_TURN`` tool calls of one model reply are run; each one past that is answered
+as refused (a ``tool_call`` event with ``refused: too_many_calls``), so a reply asking for
+fifty reminders sets eight. The loop stops for one of
 ``STOP_REASONS``, named in a ``loop_end`` event: a final answer, ``max_iterations`` turns,
 ``max_seconds`` of time, turns with no valid action (only unknown tools, refused tools or
 arguments that do not fit), or a critical failure (the model failed). ``model_call``,
@@ -45,6 +48,13 @@ StopReason = Literal["final_answer", "max_iterations", "max_time", "no_valid_act
 STOP_REASONS: tuple[StopReason, ...] = ("final_answer", "max_iterations", "max_time",
                                         "no_valid_action", "critical_failure")
 INVALID_TURNS = 2  # turns in a row with no valid action before the loop gives up
+MAX_CALLS_PER_TURN = 8  # tool calls run from one model reply; the rest are refused
+
+
+def too_many_calls_text(limit: int) -> str:
+    """The observation for a call past the per-turn cap."""
+    return (f"Not run: at most {limit} tool calls are run from one reply. Ask for the rest "
+            "in your next reply if they are still needed.")
 
 
 @dataclass
@@ -56,6 +66,7 @@ class LoopResult:
     iterations: int
     cost_usd: float = 0.0
     tool_calls: int = 0
+    refused_calls: int = 0  # calls past MAX_CALLS_PER_TURN, answered without running
     error: str | None = None
     stopped: bool = False  # True when a limit (not an answer or a failure) ended the loop
     stop_reason: StopReason = "final_answer"
@@ -101,11 +112,18 @@ async def run_loop(model: Model, messages: Sequence[Message | Mapping[str, Any]]
         if not reply.tool_calls:
             return _stop(result, sink, "final_answer", reply.text)
         valid = False
-        for call in reply.tool_calls:
+        for call in reply.tool_calls[:MAX_CALLS_PER_TURN]:
             outcome = await _tool(tools, call, caller, sink, steps, result.iterations)
             result.tool_calls += 1
             valid = valid or outcome.valid
             conversation.append(Message("tool", outcome.text, tool_call_id=call.id))
+        for call in reply.tool_calls[MAX_CALLS_PER_TURN:]:  # each call gets its answer
+            result.refused_calls += 1
+            emit(sink, {"event": EventKind.TOOL_CALL, "tool": call.name,
+                        "arguments": tools.describe_arguments(call.arguments), "ok": False,
+                        "refused": "too_many_calls", "duration_s": 0.0})
+            conversation.append(Message("tool", too_many_calls_text(MAX_CALLS_PER_TURN),
+                                        tool_call_id=call.id))
         invalid_turns = 0 if valid else invalid_turns + 1
         if invalid_turns >= INVALID_TURNS:
             return _stop(result, sink, "no_valid_action", STOPPED["no_valid_action"])
@@ -116,7 +134,8 @@ def _stop(result: LoopResult, sink: Observer | None, reason: StopReason,
     result.text, result.stop_reason = text, reason
     result.stopped = reason in ("max_iterations", "max_time", "no_valid_action")
     emit(sink, {"event": EventKind.LOOP_END, "stop_reason": reason,
-                "iterations": result.iterations, "tool_calls": result.tool_calls})
+                "iterations": result.iterations, "tool_calls": result.tool_calls,
+                "refused_calls": result.refused_calls})
     return result
 
 

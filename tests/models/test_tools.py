@@ -154,3 +154,36 @@ async def test_tool_call_event_arguments_are_scrubbed_and_cut(events: Events) ->
                    observer=events)
     shown = events.of("tool_call")[0]["arguments"]["text"]
     assert KEY not in shown and "[secret]" in shown and len(shown) <= 201
+
+
+async def test_a_reply_asking_for_fifty_tool_calls_runs_eight_and_refuses_the_rest() -> None:
+    from bot.tools.loop import MAX_CALLS_PER_TURN
+
+    ran: list[int] = []
+    registry = ToolRegistry()
+
+    def note(number: int) -> str:
+        """Record a number.
+
+        Args:
+            number: which one.
+        """
+        ran.append(number)
+        return f"noted {number}"
+
+    registry.register(note)
+    events = Events()
+    model = FakeModel(role="big")
+    model.enqueue(tool_calls=[("note", {"number": n}) for n in range(50)])
+    model.enqueue(text="Done.")
+    result = await run_loop(model, [{"role": "user", "content": "note 50 things"}], registry,
+                            OWNER, observer=events)
+    assert MAX_CALLS_PER_TURN == 8
+    assert ran == list(range(8)) and result.text == "Done."
+    assert result.tool_calls == 8 and result.refused_calls == 42
+    answers = [m for m in model.history[1].messages if m.role == "tool"]
+    assert len(answers) == 50  # every call the model made gets its answer
+    assert all(a.content.startswith("Not run: at most 8 tool calls") for a in answers[8:])
+    calls = events.of("tool_call")
+    assert [c.get("refused") for c in calls].count("too_many_calls") == 42
+    assert events.of("loop_end")[-1]["refused_calls"] == 42
