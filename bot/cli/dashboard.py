@@ -1,4 +1,7 @@
-"""`frontdesk dashboard [--port N] [--host H]`: serve the web page of runs until interrupted."""
+"""`frontdesk dashboard [--port N] [--host H]`: serve the web page of runs until interrupted.
+
+It prints the link to open, which carries the access token (``bot.dashboard.server``).
+"""
 
 from __future__ import annotations
 
@@ -34,8 +37,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
                      big=OfflineModel(role="big", name="offline-big"))
     app = assemble(settings, models=offline)
 
-    def ready(url: str) -> None:
-        print(f"Frontdesk dashboard: {url}  (Ctrl-C stops it)", flush=True)
+    def ready(link: str) -> None:
+        print(f"Frontdesk dashboard: {link}  (Ctrl-C stops it)", flush=True)
 
     try:
         asyncio.run(serve_dashboard(app.runs.registry, settings, host=host, port=port,

@@ -62,6 +62,14 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     if managed and not adapters and not sys.stdin.isatty():
         print(NO_CONSOLE, file=sys.stderr)
         return 2
+    if settings.dashboard_port:  # a refused address is one line, before the banner
+        from bot.dashboard.server import DashboardRefused, refuse_unsafe_host
+
+        try:
+            refuse_unsafe_host(environ)
+        except DashboardRefused as exc:
+            print(f"frontdesk run: {exc}", file=sys.stderr)
+            return 2
     parts = [name for name, on in (("Telegram", settings.telegram_bot_token),
                                    ("Discord", settings.discord_bot_token),
                                    ("Dashboard", settings.dashboard_port)) if on]
@@ -111,9 +119,10 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     return await run_until_stopped(app, tasks, background, terminated, environ)
 
 
-def dashboard_ready(url: str) -> None:
-    """The dashboard listens: its banner line, and one part of the start done."""
-    announce(f"  Dashboard:  {url}")
+def dashboard_ready(link: str) -> None:
+    """The dashboard listens: its banner line (the link carrying the access token), and one
+    part of the start done."""
+    announce(f"  Dashboard:  {link}")
     arrived("Dashboard")
 
 

@@ -1,9 +1,13 @@
 """The dashboard's web server: two pages, their static files and two JSON endpoints (aiohttp).
 
-It listens on 127.0.0.1 unless told otherwise, and refuses any other address unless
-``FRONTDESK_DASHBOARD_TOKEN`` is set; with a token set, every request must carry it (the
-``?token=`` link sets a cookie). Without a token, only loopback ``Host`` headers are served, so
-a web page elsewhere cannot read it through DNS rebinding. Inside ``frontdesk run`` the owner
+Every request must carry the access token, as a notebook server's do: ``Authorization:
+Bearer …`` (scripts), or the cookie (HttpOnly, SameSite=Strict) that the ``?token=`` link
+printed at start sets on the first visit. The token is ``FRONTDESK_DASHBOARD_TOKEN`` when set,
+else a random one made at first start and kept in ``FRONTDESK_HOME/dashboard-token`` (mode
+0600). It listens on 127.0.0.1 unless told otherwise, and refuses any other address unless
+``FRONTDESK_DASHBOARD_TOKEN`` is set explicitly. A server started without a token (only
+``start_dashboard`` allows that) serves loopback ``Host`` headers only, so a web page
+elsewhere cannot read it through DNS rebinding. Inside ``frontdesk run`` the owner
 may answer a waiting approval (``POST /api/runs/{id}/answer``, ``bot.dashboard.actions``):
 besides the access rule, that POST must carry the CSRF token that ``/api/runs`` hands out
 (``X-CSRF-Token``; another site's page cannot read it) and, when the browser sends one, an
@@ -12,8 +16,8 @@ a strict Content-Security-Policy forbids inline scripts besides.
 
 Usage::
 
-    server = await start_dashboard(DashboardData(store, registry), port=0)
-    print(server.url)          # http://127.0.0.1:41234/
+    server = await start_dashboard(DashboardData(store, registry), port=0, token=token)
+    print(server.link)         # http://127.0.0.1:41234/?token=…
     await server.close()
 """
 
@@ -26,7 +30,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +48,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
 TOKEN_ENV, HOST_ENV = "FRONTDESK_DASHBOARD_TOKEN", "FRONTDESK_DASHBOARD_HOST"
 COOKIE = "frontdesk_dashboard"
+TOKEN_FILE = "dashboard-token"  # in FRONTDESK_HOME: the token made at first start
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -83,6 +88,12 @@ class DashboardServer:
 
     url: str
     runner: web.AppRunner
+    token: str | None = field(default=None, repr=False)
+
+    @property
+    def link(self) -> str:
+        """The address to open: it carries the token (the first visit makes it a cookie)."""
+        return f"{self.url}?token={self.token}" if self.token else self.url
 
     async def close(self) -> None:
         await self.runner.cleanup()
@@ -99,12 +110,42 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse a non-loopback address without an access token."""
+def check_bind(host: str, token: str | None, setting: str = "--host") -> None:
+    """Refuse a non-loopback address without an explicitly set access token (``setting``
+    names where the address came from, for the sentence)."""
     if not is_loopback(host) and not token:
+        fix = "use --host 127.0.0.1" if setting == "--host" else f"set {setting}=127.0.0.1"
         raise DashboardRefused(
-            f"refusing to serve the dashboard on {host}: anyone who can reach it could read "
-            f"your runs. Set {TOKEN_ENV} to a long random string, or use --host 127.0.0.1.")
+            f"refusing to serve the dashboard on {host} ({setting}): anyone who can reach it "
+            f"could read your runs. Set {TOKEN_ENV} to a long random string, or {fix}.")
+
+
+def refuse_unsafe_host(environ: Mapping[str, str]) -> None:
+    """``frontdesk run``'s check, before anything starts: FRONTDESK_DASHBOARD_HOST beyond
+    loopback needs FRONTDESK_DASHBOARD_TOKEN."""
+    check_bind(environ.get(HOST_ENV) or DEFAULT_HOST, environ.get(TOKEN_ENV) or None, HOST_ENV)
+
+
+def home_token(home: Path) -> str:
+    """The token kept in ``home`` (made, readable by the owner only, at first start)."""
+    path = home / TOKEN_FILE
+    try:
+        made = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        token = path.read_text(encoding="utf-8").strip()
+        if token:
+            return token
+        path.unlink()  # an empty file (a crash while writing it): make a new one
+        return home_token(home)
+    token = secrets.token_urlsafe(32)
+    with os.fdopen(made, "w", encoding="utf-8") as file:
+        file.write(token + "\n")
+    return token
+
+
+def access_token(home: Path) -> str:
+    """``FRONTDESK_DASHBOARD_TOKEN`` when set, else the one kept in ``home``."""
+    return os.environ.get(TOKEN_ENV) or home_token(home)
 
 
 def build_app(data: DashboardData, token: str | None = None) -> web.Application:
@@ -135,15 +176,18 @@ async def start_dashboard(data: DashboardData, host: str = DEFAULT_HOST,
                                "Pick another port with --port.") from exc
     bound = runner.addresses[0][1] if runner.addresses else port
     shown = f"[{host}]" if ":" in host else host
-    return DashboardServer(f"http://{shown}:{bound}/", runner)
+    return DashboardServer(f"http://{shown}:{bound}/", runner, token)
 
 
 async def serve_dashboard(registry: Registry, settings: Settings, *, host: str | None = None,
                           port: int | None = None,
                           on_ready: Callable[[str], None] | None = None,
                           answer: Answer | None = None) -> None:
-    """Serve until cancelled (``frontdesk run`` with FRONTDESK_DASHBOARD_PORT set)."""
+    """Serve until cancelled (``frontdesk run`` with FRONTDESK_DASHBOARD_PORT set);
+    ``on_ready`` gets the link that carries the token."""
+    setting = "--host" if host else HOST_ENV
     host = host or os.environ.get(HOST_ENV) or DEFAULT_HOST
+    check_bind(host, os.environ.get(TOKEN_ENV) or None, setting)
     if port is None:
         port = DEFAULT_PORT if settings.dashboard_port is None else settings.dashboard_port
     # A connection of its own: the pages read while the workflows write.
@@ -152,11 +196,11 @@ async def serve_dashboard(registry: Registry, settings: Settings, *, host: str |
         from bot.dashboard.actions import spend_reader
 
         data = DashboardData(reader, registry, spend_reader(settings), answer)
-        server = await start_dashboard(data, host, port, os.environ.get(TOKEN_ENV) or None)
+        server = await start_dashboard(data, host, port, access_token(settings.home))
     except BaseException:
         reader.close()
         raise
-    (on_ready or _log_url)(server.url)
+    (on_ready or _log_url)(server.link)
     try:
         await asyncio.Event().wait()  # until cancelled
     finally:
@@ -164,8 +208,8 @@ async def serve_dashboard(registry: Registry, settings: Settings, *, host: str |
         reader.close()
 
 
-def _log_url(url: str) -> None:
-    log.info("dashboard at %s", url)
+def _log_url(link: str) -> None:
+    log.info("dashboard at %s", link.split("?", 1)[0])  # a log keeps no token
 
 
 def _guard(token: str | None) -> Middleware:
@@ -188,8 +232,10 @@ def _guard(token: str | None) -> Middleware:
             offered = [request.cookies.get(COOKIE, ""),
                        request.headers.get("Authorization", "").removeprefix("Bearer ")]
             if not any(_same(value, token) for value in offered if value):
-                return _refuse(401, "This dashboard needs its access token: open it with "
-                                    "?token=… (the value of FRONTDESK_DASHBOARD_TOKEN).")
+                return _refuse(401, "This dashboard needs its access token: open the link "
+                                    "printed at start (?token=…), or send Authorization: "
+                                    f"Bearer … ({TOKEN_ENV}, else FRONTDESK_HOME/"
+                                    f"{TOKEN_FILE}).")
         try:
             response = await handler(request)
         except web.HTTPException as exc:

@@ -1,6 +1,7 @@
 """Fixtures for the dashboard tests: a Frontdesk on a temp home with fake models, a dashboard
-served from it on 127.0.0.1, runs made through the real gateway, and one headless chromium
-per test module.
+served from it on 127.0.0.1 behind its access token (``TOKEN``: the client sends it as a
+Bearer header, the browser opens the ``?token=`` link and keeps the cookie), runs made
+through the real gateway, and one headless chromium per test module.
 
 A ``Desk`` is the bot's side (services, gateway, two FakeModels); ``Site`` adds the dashboard
 server reading the same database through its own connection, as ``frontdesk run`` does.
@@ -33,6 +34,13 @@ from tests.fakes.model import FakeModel
 GOOD = json.dumps({"score": 0.95, "feedback": ""})
 CLASSIFY_S = 0.2  # how long the classifier takes, so the parallel fetch visibly overlaps it
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+TOKEN = "dashboard-token-for-the-tests"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def with_token(url: str) -> str:
+    """The address as the printed link gives it: carrying the token."""
+    return f"{url}{'&' if '?' in url else '?'}token={TOKEN}"
 
 
 @dataclass
@@ -129,6 +137,18 @@ async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
 
 @pytest.fixture
 async def site(desk: Desk) -> AsyncIterator[Site]:
+    reader = RunStore(desk.services.settings.database)
+    server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0,
+                                   token=TOKEN)
+    async with aiohttp.ClientSession(headers=BEARER) as http:
+        yield Site(desk, server, http)
+    await server.close()
+    reader.close()
+
+
+@pytest.fixture
+async def open_site(desk: Desk) -> AsyncIterator[Site]:
+    """A dashboard started with no token at all (only ``start_dashboard`` allows it)."""
     reader = RunStore(desk.services.settings.database)
     server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0)
     async with aiohttp.ClientSession() as http:

@@ -1,4 +1,5 @@
-"""Who may reach the dashboard: loopback by default, a token for anything else, and the CLI."""
+"""Who may reach the dashboard: its token always (made at first start unless set), loopback
+unless a token is set explicitly, and the CLI and `frontdesk run` refusing an unsafe address."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from bot.dashboard.server import (
     TOKEN_ENV,
+    TOKEN_FILE,
     DashboardData,
     DashboardRefused,
     DashboardServer,
@@ -92,7 +94,8 @@ async def test_a_token_link_becomes_a_cookie_and_leaves_the_address(
             assert sneaky.headers["Location"] == "/evil.example/"  # stays on this site
 
 
-async def test_without_a_token_only_loopback_host_names_are_served(site: Site) -> None:
+async def test_without_a_token_only_loopback_host_names_are_served(open_site: Site) -> None:
+    site = open_site
     port = site.url.rsplit(":", 1)[1].strip("/")
     for host, status in ((f"localhost:{port}", 200), (f"127.0.0.1:{port}", 200),
                          ("attacker.example", 403)):
@@ -115,9 +118,21 @@ async def test_serve_dashboard_runs_until_cancelled(desk: Desk,
     task = asyncio.create_task(serve_dashboard(desk.services.runs.registry,
                                                desk.services.settings, port=0,
                                                on_ready=urls.put_nowait))
-    url = await asyncio.wait_for(urls.get(), 10)
-    async with aiohttp.ClientSession() as http, http.get(url + "api/runs") as answer:
-        assert [r["workflow"] for r in (await answer.json())["runs"]] == ["triage"]
+    link = await asyncio.wait_for(urls.get(), 10)
+    # No token set: one was made in the home, readable by the owner only, and the link
+    # carries it.
+    kept = desk.services.settings.home / TOKEN_FILE
+    token = kept.read_text().strip()
+    assert kept.stat().st_mode & 0o777 == 0o600 and len(token) >= 32
+    url, _, query = link.partition("?")
+    assert query == f"token={token}"
+    async with aiohttp.ClientSession() as http:
+        async with http.get(url + "api/runs") as bare:  # nothing without the token
+            assert bare.status == 401
+            assert "csrf" not in await bare.text() and "triage" not in await bare.text()
+        bearer = {"Authorization": f"Bearer {token}"}
+        async with http.get(url + "api/runs", headers=bearer) as answer:
+            assert [r["workflow"] for r in (await answer.json())["runs"]] == ["triage"]
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -160,9 +175,15 @@ async def test_the_cli_serves_the_runs_of_its_home(desk: Desk) -> None:
         assert process.stdout is not None
         line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
         assert "http://127.0.0.1:" in line, line
-        url = line.split()[2]
-        async with aiohttp.ClientSession() as http, http.get(url + "api/runs") as answer:
-            runs = (await answer.json())["runs"]
+        link = line.split()[2]
+        token = (home / TOKEN_FILE).read_text().strip()
+        assert link.endswith(f"/?token={token}")
+        jar = aiohttp.CookieJar(unsafe=True)  # the first visit by the link leaves a cookie
+        async with aiohttp.ClientSession(cookie_jar=jar) as http:
+            async with http.get(link) as page:
+                assert page.status == 200
+            async with http.get(link.partition("?")[0] + "api/runs") as answer:
+                runs = (await answer.json())["runs"]
         assert [(r["workflow"], r["route"]) for r in runs] == [("triage", "quick_reply")]
         process.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(process.wait(), 30) == 0
@@ -170,3 +191,40 @@ async def test_the_cli_serves_the_runs_of_its_home(desk: Desk) -> None:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_the_token_set_in_the_environment_is_the_one_and_the_kept_one_stays(
+        desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = desk.services.settings
+    links: asyncio.Queue[str] = asyncio.Queue()
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, port=0,
+                                               on_ready=links.put_nowait))
+    assert (await asyncio.wait_for(links.get(), 10)).endswith(f"?token={TOKEN}")
+    assert not (settings.home / TOKEN_FILE).exists()
+    task.cancel()
+    monkeypatch.delenv(TOKEN_ENV)
+    made = []
+    for _ in range(2):  # the token made at first start is kept for the next one
+        task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings,
+                                                   port=0, on_ready=links.put_nowait))
+        made.append((await asyncio.wait_for(links.get(), 10)).partition("?token=")[2])
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert made[0] == made[1] != TOKEN
+
+
+async def test_frontdesk_run_exits_2_naming_the_setting_before_the_banner(
+        tmp_path: Path) -> None:
+    env = {**cli_env(tmp_path), "FRONTDESK_DASHBOARD_PORT": "8765",
+           "FRONTDESK_DASHBOARD_HOST": "0.0.0.0"}
+    process = await asyncio.create_subprocess_exec(
+        VENV_BIN / "frontdesk", "run", env=env, cwd=tmp_path, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    said = (out + err).decode()
+    assert process.returncode == 2, said
+    assert "FRONTDESK_DASHBOARD_HOST" in said and TOKEN_ENV in said
+    assert "Traceback" not in said and "unexpected" not in said and "Frontdesk" not in said
+    assert len(said.strip().splitlines()) == 1

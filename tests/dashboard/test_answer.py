@@ -15,7 +15,7 @@ from bot.dashboard.server import DashboardData, start_dashboard
 from bot.models.costs import SpendLog
 from graphs.runs import RunStore
 from tests.dashboard.cdp import Chromium
-from tests.dashboard.conftest import Desk, Site
+from tests.dashboard.conftest import BEARER, TOKEN, Desk, Site
 from tests.dashboard.test_browser import open_page
 
 
@@ -30,8 +30,8 @@ async def live(desk: Desk) -> AsyncIterator[Site]:
                                  desk.gateway, run_id, option)
 
     data = DashboardData(reader, desk.services.runs.registry, spend_reader(budgeted), answer)
-    server = await start_dashboard(data, port=0)
-    async with aiohttp.ClientSession() as http:
+    server = await start_dashboard(data, port=0, token=TOKEN)
+    async with aiohttp.ClientSession(headers=BEARER) as http:
         yield Site(desk, server, http)
     await server.close()
     reader.close()

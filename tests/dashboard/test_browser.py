@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from tests.dashboard.cdp import Chromium, Page
-from tests.dashboard.conftest import ARTIFACTS, Site, start_gated_run
+from tests.dashboard.conftest import ARTIFACTS, Site, start_gated_run, with_token
 
 READY = "document.body.dataset.ready === '1'"
 BARS = """Array.from(document.querySelectorAll('#timeline .bar')).map((bar) => {
@@ -22,7 +22,8 @@ BARS = """Array.from(document.querySelectorAll('#timeline .bar')).map((bar) => {
 
 
 async def open_page(page: Page, url: str) -> None:
-    await page.goto(url)
+    """Open ``url`` by its link with the token (which the dashboard turns into a cookie)."""
+    await page.goto(with_token(url))
     await page.wait_for(READY)
 
 
