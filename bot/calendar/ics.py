@@ -27,12 +27,23 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import httpx
 
+from bot.calendar.rules import (
+    RuleError,
+    RuleTooDense,
+    check_days_exist,
+    min_gap_s,
+    rule_parts,
+)
+
 if TYPE_CHECKING:  # the iCalendar libraries load with the first calendar read, not at start
     import icalendar
 
 log = logging.getLogger("frontdesk.calendar")
 
 BUSY = "busy"
+MAX_ICS_BYTES = 20 * 1024 * 1024  # a calendar file larger than this is refused, unread
+MAX_SERIES_OCCURRENCES = 200_000  # a series with more, from its start to the window's end, is
+# skipped: expanding walks each one
 
 
 class CalendarError(Exception):
@@ -140,6 +151,8 @@ class Calendar:
         result = AgendaResult()
         for components in _series_components(calendar):
             try:
+                for component in components:
+                    check_series_rule(component, end)
                 series = Series([EventAdapter(c) for c in components])
                 occurrences = list(series.between(start, end))
                 events = [self._event(o.as_component(False), o.start, o.end)
@@ -228,8 +241,11 @@ class Calendar:
     def _read(self) -> bytes:
         """The raw .ics bytes from the file, or from the URL with the on-disk cache."""
         if not self._is_url():
+            path = Path(self.source).expanduser()
             try:
-                return Path(self.source).expanduser().read_bytes()
+                if path.stat().st_size > MAX_ICS_BYTES:
+                    raise CalendarError(too_large(self.source))
+                return path.read_bytes()
             except OSError as exc:
                 raise CalendarError(f"cannot read the calendar {self.source}: "
                                     f"{exc.strerror or exc}") from exc
@@ -246,8 +262,7 @@ class Calendar:
         try:
             client = self._client or httpx.Client(timeout=15.0, follow_redirects=True)
             try:
-                response = client.get(self.source)
-                response.raise_for_status()
+                content = _download(client, self.source)
             finally:
                 if self._client is None:
                     client.close()
@@ -261,9 +276,39 @@ class Calendar:
                                 "and there is no cached copy yet") from exc
         cached.parent.mkdir(parents=True, exist_ok=True)
         partial = cached.with_suffix(".part")
-        partial.write_bytes(response.content)
+        partial.write_bytes(content)
         partial.replace(cached)
-        return response.content
+        return content
+
+
+def check_series_rule(component: icalendar.Event, end: datetime) -> None:
+    """RuleError for a series rule that cannot be expanded within bounds: one whose days never
+    exist, or with more than ``MAX_SERIES_OCCURRENCES`` occurrences from its start to ``end``
+    (recurring-ical-events walks every one of them). Its parts only: nothing is expanded."""
+    rule = component.get("RRULE")
+    if rule is None:
+        return
+    text = rule.to_ical().decode() if hasattr(rule, "to_ical") else str(rule)
+    try:
+        check_days_exist(text)
+        gap = min_gap_s(text)
+    except RuleError:
+        raise
+    except (ValueError, TypeError):  # unreadable: the expansion names what is broken
+        return
+    start = component.get("DTSTART")
+    first = getattr(start, "dt", None)
+    if not isinstance(first, date):
+        return
+    if not isinstance(first, datetime):
+        first = datetime.combine(first, datetime.min.time())
+    span = (end.replace(tzinfo=None) - first.replace(tzinfo=None)).total_seconds()
+    count = rule_parts(text).get("COUNT", "")
+    occurrences = span / max(gap, 1.0)
+    if count.isdigit():
+        occurrences = min(occurrences, float(count))
+    if occurrences > MAX_SERIES_OCCURRENCES:
+        raise RuleTooDense(f"it repeats too often to read ({text})")
 
 
 def parse(data: bytes, label: str) -> icalendar.Calendar:
@@ -315,6 +360,26 @@ def _series_name(component: icalendar.Event) -> str:
     except Exception:  # the start itself may be the broken part
         raw = "?"
     return f"(untitled, starting {raw})"
+
+
+def too_large(source: str) -> str:
+    """The one line for a calendar past ``MAX_ICS_BYTES``."""
+    return (f"the calendar {redact(source)} is larger than {MAX_ICS_BYTES // (1024 * 1024)} "
+            "MB; I don't read it (point FRONTDESK_CALENDAR at a smaller one)")
+
+
+def _download(client: httpx.Client, url: str) -> bytes:
+    """The body of GET ``url``, read as it arrives and refused past ``MAX_ICS_BYTES``, whatever
+    size the server declared (or did not)."""
+    with client.stream("GET", url) as response:
+        response.raise_for_status()
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > MAX_ICS_BYTES:
+                raise CalendarError(too_large(url))
+            chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _fetch_reason(exc: httpx.HTTPError) -> str:
