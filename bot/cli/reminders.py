@@ -1,4 +1,8 @@
-"""`frontdesk reminders [cancel ID]`: every pending reminder, one a line; or cancel one."""
+"""`frontdesk reminders [cancel ID]`: every pending reminder, one a line; or cancel one.
+
+A reminder's text is whoever set it's (a guest's too): each is shown as one line with no
+terminal escape, control character or bidi override (``bot.config.text.shown``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 
 import sqlitedb
 from bot.config.settings import Settings
+from bot.config.text import shown
 from bot.reminders.store import Reminder, Reminders
 
 
@@ -40,7 +45,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
 def list_line(reminder: Reminder) -> str:
     """id, local time, who, where, kind and repeat, then the text."""
     due = reminder.due
-    where = f"{reminder.platform}/{reminder.chat_id or '(owner chat)'}"
-    repeats = f" every {reminder.rrule}" if reminder.rrule else ""
+    where = f"{reminder.platform}/{shown(reminder.chat_id, 'log') or '(owner chat)'}"
+    repeats = f" every {shown(reminder.rrule, 'log')}" if reminder.rrule else ""
     return (f"{reminder.id:>4}  {due:%a %d %b %Y %H:%M %Z}  {reminder.scope:<16} {where:<24} "
-            f"{reminder.kind}{repeats}  {reminder.text}")
+            f"{reminder.kind}{repeats}  {shown(reminder.text, 'log')}")

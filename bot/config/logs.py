@@ -9,6 +9,10 @@ error and that file (a user never sees a Python traceback).
 Under systemd (``journal=True``), stderr is the journal: each record is one line with no
 clock (the journal stamps it) and a ``<N>`` syslog priority prefix, which journald reads as
 the entry's priority, so ``journalctl -p warning`` shows the warnings and errors.
+
+A message may quote someone else's words (a refused stranger's name, an error a server
+sent): every record's message is shown as a log line (``bot.config.text.shown``), one line
+with no terminal escapes, control characters or bidi overrides, on stderr and in the file.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from bot.config.settings import Settings
-from bot.config.text import one_line
+from bot.config.text import one_line, shown
 
 QUIET = ("httpx", "httpx2", "httpcore", "telegram.ext", "discord.gateway", "discord.http",
          "aiohttp.access")
@@ -78,6 +82,15 @@ class SecretFilter(logging.Filter):
             if record.exc_text:
                 record.exc_text = self.scrub(record.exc_text)
         return True
+
+
+def plain_message(record: logging.LogRecord) -> bool:
+    """Make a record's message one clean line (a filter function): no ESC sequence, control
+    character or bidi override of anyone's reaches a terminal or the file, and no quoted
+    line break forges a line of its own."""
+    record.msg = shown(record.getMessage(), "log")
+    record.args = None
+    return True
 
 
 def log_file(settings: Settings) -> Path:
@@ -157,6 +170,7 @@ def quiet_last_resort(settings: Settings) -> None:
     secret_filter = SecretFilter(settings.secrets())
     handler.setFormatter(OneLineFormatter(log_file(settings), secret_filter, "%(message)s"))
     handler.addFilter(secret_filter)
+    handler.addFilter(plain_message)
     handler.setLevel(logging.WARNING)
     logging.lastResort = handler
 
@@ -171,12 +185,14 @@ def setup_logging(settings: Settings, level: str | None = None, *,
     terminal.setFormatter(JournalFormatter(details, secret_filter) if journal
                           else OneLineFormatter(details, secret_filter))
     terminal.addFilter(secret_filter)
+    terminal.addFilter(plain_message)
     handlers: list[logging.Handler] = [terminal]
     try:
         to_file = logging.handlers.RotatingFileHandler(details, maxBytes=1 << 20,
                                                        backupCount=3, encoding="utf-8")
         to_file.setFormatter(logging.Formatter(LOG_FORMAT))
         to_file.addFilter(secret_filter)
+        to_file.addFilter(plain_message)
         handlers.append(to_file)
     except OSError:  # a read-only home still runs; the terminal still gets every line
         pass

@@ -62,11 +62,9 @@ def shown(text: str, where: str) -> str:
     if where == "terminal":
         return clean(text)
     if where == "log":
-        return one_line(text, LOG_CHARS)
+        return " ".join(clean(text).split())
     raise ValueError(f"no such place to show text: {where!r} (one of {', '.join(PLACES)})")
 
-
-LOG_CHARS = 500  # someone else's words in one log line: enough to recognise them
 # In JSON inside a fenced code block these are written as \uXXXX escapes (the same value):
 # a backtick could close the fence (Discord ends one at any three), the rest hide or reorder.
 _JSON_UNSAFE = re.compile("[`\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
