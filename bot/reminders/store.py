@@ -38,6 +38,7 @@ from bot.calendar.rules import (
     next_occurrence,
     read_rule,
 )
+from bot.config.text import clean
 from bot.models.reminder_phrases import local_label
 from sqlitedb import Migration, migrate, transaction
 
@@ -174,7 +175,7 @@ class Reminders:
         """
         if source is not None and (known := self._by_source(source)) is not None:
             return known
-        text = " ".join(text.split())
+        text = " ".join(clean(text).split())  # no controls or bidi overrides, ever shown
         if not text:
             raise ReminderError("What should I remind you of?")
         if len(text) > MAX_TEXT_CHARS:

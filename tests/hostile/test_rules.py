@@ -110,3 +110,14 @@ def test_a_search_looks_at_a_bounded_number_of_occurrences(
     assert next_occurrence("FREQ=DAILY;INTERVAL=7;BYDAY=MO", datetime(2025, 1, 7),
                            after) is None
     assert looked == [] and time.monotonic() - started < 5.0
+
+
+async def test_a_reminders_text_loses_bidi_overrides_and_controls(make_desk: DeskFactory) -> None:
+    desk = await make_desk(NOON)
+    answer = await desk.services.tools.call(
+        "set_reminder", {"when": "2025-12-01T13:00",
+                         "text": "pay \u202egnp.exe\u202c now\x1b[2J [click](https://evil.example)"},
+        GUEST_CALLER)
+    assert "I'll remind you" in answer
+    [reminder] = desk.services.reminders.pending()
+    assert reminder.text == "pay gnp.exe now[2J [click](https://evil.example)"
