@@ -20,6 +20,7 @@ Pillow is imported when the first photo comes: a bot that only ever gets text ne
 from __future__ import annotations
 
 import io
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,9 +57,11 @@ def prepare_image(data: bytes) -> PreparedImage:
     """The image as a provider should get it (see the module docstring)."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
-    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # Pillow's own check, for frames inside a file
     try:
-        with Image.open(io.BytesIO(data)) as opened:  # the header only, nothing decoded yet
+        with warnings.catch_warnings():  # Pillow's warning limit: ours below it is the refusal
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            opened = Image.open(io.BytesIO(data))  # the header only, nothing decoded yet
+        with opened:
             refuse_too_many_pixels(*opened.size)
             source_format = opened.format or ""
             animated = bool(getattr(opened, "is_animated", False))

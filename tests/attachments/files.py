@@ -8,6 +8,8 @@ dependency. The rest come from Pillow and the standard library.
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
@@ -73,3 +75,50 @@ def scanned_pdf() -> bytes:
 def voice_note() -> bytes:
     """Some audio bytes (the fake transcription server does not decode them)."""
     return silence_wav(0.1)
+
+
+def pdf_sharing_one_stream(pages: int = 30, stream_bytes: int = 1 << 20) -> bytes:
+    """A few KB of PDF whose pages all draw one compressed 1 MB content stream: every page
+    costs pypdf seconds and gives ~30,000 characters."""
+    operator = b"BT /F1 12 Tf 72 720 Td (a) Tj ET\n"
+    stream = zlib.compress(operator * (stream_bytes // len(operator)), 9)
+    kids = " ".join(f"{3 + i} 0 R" for i in range(pages))
+    font, content = 3 + pages, 4 + pages
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()]
+    objects += [f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content} 0 R "
+                f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode()] * pages
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    objects.append(f"<< /Length {len(stream)} /Filter /FlateDecode >>\nstream\n".encode()
+                   + stream + b"\nendstream")
+    return _pdf_of(objects)
+
+
+def _pdf_of(objects: list[bytes]) -> bytes:
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    out.write(b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets))
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+              .encode())
+    return out.getvalue()
+
+
+def png_declaring(width: int, height: int) -> bytes:
+    """A real RGBA PNG of ``width`` × ``height`` transparent pixels, compressed row by row (a
+    10,950² one is a few hundred KB and decodes to 480 MB)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body)))
+
+    packer = zlib.compressobj(9)
+    row = b"\0" * (1 + 4 * width)  # filter byte, then the pixels
+    data = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data)
+            + chunk(b"IEND", b""))
