@@ -114,8 +114,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
              sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> App:
     """Open the database and build every part (no network is touched here).
 
-    ``models`` and ``calendar`` replace the configured ones; ``clock`` and ``sleep`` are the
-    owner notifier's (tests pass fakes).
+    ``models`` and ``calendar`` replace the configured ones; ``clock`` and ``sleep`` pace the
+    owner notifier's and the pairing prompts' hourly limits (tests pass fakes).
     """
     settings.traces_dir.mkdir(parents=True, exist_ok=True)
     memory = Memory(connect(settings.database))
@@ -170,7 +170,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
         tools.register(reminder_tool(reminders, owner.zone))
 
     locks = ChatLocks()
-    strangers = Strangers(settings, ledger, outbox, people, notifier.owner_chat)
+    strangers = Strangers(settings, ledger, outbox, people, notifier.owner_chat, clock=clock,
+                          sleep=sleep)
     decisions = Decisions(ledger=ledger, outbox=outbox, store=store, runs=runs, access=access,
                           strangers=strangers, locks=locks)
     gateway = Gateway(
