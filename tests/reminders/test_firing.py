@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.adapters.telegram.markdown import markdown_to_html
 from tests.reminders.conftest import GUEST, OWNER, DeskFactory, berlin
 
 NOON = berlin(2025, 12, 1, 12, 0)  # Monday
@@ -102,3 +103,16 @@ def _digest(key: str) -> str:
     import hashlib
 
     return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+async def test_a_guests_reminder_shows_their_words_literally_when_it_fires(
+        make_desk: DeskFactory) -> None:
+    desk = await make_desk(NOON)
+    await desk.send("remind me in 10 minutes to open [click](https://evil.example) now",
+                    user=GUEST)
+    desk.adapter.sent.clear()
+    desk.at(berlin(2025, 12, 1, 12, 10))
+    assert len(await desk.services.scheduler.tick()) == 1
+    [sent] = desk.adapter.to(GUEST)
+    html = markdown_to_html(sent)  # what Telegram shows: the guest's words, no live link
+    assert "<a " not in html and "[click](https://evil.example)" in html
