@@ -98,6 +98,7 @@ class Gateway:
         await self.runs.recover()
         await self.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
         await self.notifier.resume()  # urgent messages held back by the hourly limit
+        await self.strangers.resume()  # and the pairing prompts held back by theirs
         await self.expire()
 
     async def attach(self, adapter: Adapter, *, recover: bool = True,

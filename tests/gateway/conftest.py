@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -197,11 +198,13 @@ def make_harness(home: Path) -> HarnessFactory:
 
     async def build(small: PurposeModel | None = None, big: PurposeModel | None = None,
                     *, attach: bool = True, calendar: Calendar | None = None,
+                    clock: Callable[[], float] = time.time,
+                    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                     **env: str) -> Harness:
         small = small or PurposeModel("small")
         big = big or PurposeModel("big")
         services = assemble(make_settings(home, **env), models=Models(small=small, big=big),
-                            calendar=calendar)
+                            calendar=calendar, clock=clock, sleep=sleep)
         gateway = services.gateway
         await gateway.start()
         adapter = RecordingAdapter()

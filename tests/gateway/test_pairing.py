@@ -226,3 +226,19 @@ async def test_a_stranger_s_controls_and_bidi_overrides_never_reach_the_owner(
         assert "\u202e" not in shown and "\x1b" not in shown and "\x07" not in shown
         assert "Eve" in shown and STRANGER in shown
     assert "red" in prompt and f"id {STRANGER}." in prompt
+
+
+async def test_strangers_held_back_are_summarised_at_the_next_start_once_a_slot_opened(
+        make_harness: HarnessFactory) -> None:
+    hours = Hours()
+    before = await make_harness(clock=hours.clock, sleep=hours.sleep, **PAIRING)
+    for n in range(LIMIT + 3):
+        await before.gateway.handle(before.message(f"hi {n}", str(6000 + n)))
+    assert len(before.adapter.to(OWNER_CHAT)) == LIMIT  # three held back
+    later = Hours()  # a new process an hour on (the first one's timer stays asleep)
+    later.now = hours.now + WINDOW_S + 1
+    after = await make_harness(clock=later.clock, sleep=later.sleep, **PAIRING)
+    # sent by the start itself (to the owner as configured: no adapter is attached yet),
+    # before any new stranger wrote
+    summaries = [text for _, text in after.adapter.sent if "3 more people asked" in text]
+    assert len(summaries) == 1
