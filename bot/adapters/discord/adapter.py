@@ -206,9 +206,10 @@ class DiscordAdapter(discord.Client):
                                user_handle=message.author.name)
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
-        """A message's file, read through discord.py (``bot.media.attachments`` calls this)."""
+        """A message's file, streamed and stopped past ``max_bytes`` (``bot.media.attachments``
+        calls this)."""
         return await self._with_retries(
-            lambda: discord_files.fetch(self._connection, attachment))
+            lambda: discord_files.fetch(self._connection, attachment, max_bytes))
 
     async def take(self, message: discord.Message, *, reading_back: bool = False) -> None:
         """Answer one message if it is for us (once, whatever delivers it).
