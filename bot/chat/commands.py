@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.chat.workflow_commands import WORKFLOW_COMMANDS
-from bot.config.text import one_line
+from bot.config.text import chat_place, one_line, shown
 from bot.reminders.store import Reminders
 from memory.notes import Memory
 
@@ -102,7 +102,7 @@ class CommandHandler:
         if command.name == "help":
             return HELP_TEXT
         if command.name == "notes":
-            return self._notes(scope)
+            return self._notes(scope, where[0])
         if command.name == "forget":
             return self._forget(scope, command.argument)
         if command.name == "cancel":
@@ -113,11 +113,11 @@ class CommandHandler:
             return None
         return f"I don't know the command /{command.name[:32]}. Try /help."
 
-    def _notes(self, scope: str) -> str:
+    def _notes(self, scope: str, platform: str) -> str:
         notes = self.memory.recent(scope, 10)
         if not notes:
             return "You have no notes yet. Say \"remember that …\" to save one."
-        lines = [f"#{note.id} {one_line(note.text, LINE_CHARS)}" for note in notes]
+        lines = [f"#{note.id} {listed(note.text, platform)}" for note in notes]
         return "Your recent notes:\n" + "\n".join(lines)
 
     def _forget(self, scope: str, argument: str) -> str:
@@ -149,6 +149,11 @@ def reminders_reply(reminders: Reminders, argument: str, scope: str, where: tupl
     if not pending:
         return "No reminders are pending in this chat. Say \"remind me at 17:00 to …\" to set one."
     lines = [f"{r.id} {r.due:%a} {r.due.day} {r.due:%b} {r.due:%H:%M} "
-             f"{one_line(r.text, LINE_CHARS)}" + (" (repeats)" if r.rrule else "")
+             f"{listed(r.text, where[0])}" + (" (repeats)" if r.rrule else "")
              for r in pending]
     return "Pending reminders:\n" + "\n".join(lines)
+
+
+def listed(text: str, platform: str) -> str:
+    """A note's or a reminder's words on one line of a list, shown literally in that chat."""
+    return shown(one_line(text, LINE_CHARS), chat_place(platform))

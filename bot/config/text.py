@@ -75,3 +75,9 @@ def shown_json(text: str) -> str:
     that could close the fence or hide and reorder text become ``\\uXXXX`` escapes, which
     only occur inside its strings, so it reads as the same value."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def chat_place(platform: str) -> str:
+    """Where a chat message on ``platform`` shows text: Telegram and Discord read Markdown
+    (ours and Discord's), the console shows it as it is."""
+    return {"telegram": "markdown", "discord": "discord"}.get(platform, "terminal")

@@ -47,7 +47,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.calendar.ics import Calendar, CalendarError
-from bot.config.text import shown
+from bot.config.text import chat_place, shown
 from bot.reminders.store import Reminder, Reminders
 from bot.tools.registry import Caller
 from graphs import END, START, Graph, Node
@@ -56,8 +56,6 @@ from graphs.protocols import AgentLoop
 from graphs.runs import Runs
 
 log = logging.getLogger(__name__)
-# Where a reminder's words are shown, by platform (the console shows text as it is).
-PLACE_OF_TEXT = {"telegram": "markdown", "discord": "discord"}
 WORKFLOW = "reminder"
 RETRY_S = 30.0  # an occurrence whose firing failed is tried again after this long
 CALENDAR_EVERY_S = 300.0  # how often the calendar is re-read for notices
@@ -131,7 +129,7 @@ def build_reminder_graph(deps: SchedulerDeps) -> Graph:
         """The message, late-marked when late, delivered under the occurrence's key; the
         words someone set are shown literally (no link, no markup of theirs)."""
         platform, chat = state["target"]
-        words = shown(str(state["text"]), PLACE_OF_TEXT.get(platform, "terminal"))
+        words = shown(str(state["text"]), chat_place(platform))
         if state["kind"] == "prompt":
             body = str(state.get("answer") or "").strip() or (
                 f"I couldn't carry out \"{words}\" this time.")

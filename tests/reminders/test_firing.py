@@ -116,3 +116,13 @@ async def test_a_guests_reminder_shows_their_words_literally_when_it_fires(
     [sent] = desk.adapter.to(GUEST)
     html = markdown_to_html(sent)  # what Telegram shows: the guest's words, no live link
     assert "<a " not in html and "[click](https://evil.example)" in html
+
+
+async def test_the_chat_lists_show_a_guests_words_literally(make_desk: DeskFactory) -> None:
+    desk = await make_desk(NOON)
+    await desk.send("remind me in 10 minutes to open [click](https://evil.example)", user=GUEST)
+    await desk.send("remember that [this](https://evil.example) is **bold**", user=GUEST)
+    for listing in ("/reminders", "/notes"):
+        html = markdown_to_html((await desk.send(listing, user=GUEST)).text)
+        assert "<a " not in html and "<b>" not in html, listing
+        assert "[click](https://evil.example)" in html or "**bold**" in html, listing
