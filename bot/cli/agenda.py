@@ -10,6 +10,7 @@ from datetime import date, datetime, timedelta, tzinfo
 
 from bot.calendar.ics import AgendaResult, Calendar, CalendarError, Event, machine_zone, zone_named
 from bot.config.settings import Settings
+from bot.config.text import shown
 
 
 class UsageError(Exception):
@@ -38,7 +39,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     for line in result.skipped:
         _fail(line)
-    print(render_json(result) if args.json else render_text(result, start))
+    print(render_json(result) if args.json else shown(render_text(result, start), "terminal"))
     return 0
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlitedb
 from bot.config.settings import Settings
+from bot.config.text import shown
 from bot.delivery.ledger import Failure, Ledger
 from graphs.codefirst import flow_view, matrix_text
 from graphs.events import EventKind
@@ -35,7 +36,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         if not runs:
             print("No runs yet.")
         for run in runs:
-            print(list_line(run))
+            print(shown(list_line(run), "terminal"))
         print_failures(settings)
         return 0
     finally:
@@ -52,7 +53,7 @@ def print_failures(settings: Settings) -> None:
     if failures:
         print("\nfailed for good (not retried):")
     for failure in failures:
-        print(failure_line(failure))
+        print(shown(failure_line(failure), "terminal"))
 
 
 def failure_line(failure: Failure) -> str:
@@ -74,16 +75,16 @@ def show(store: RunStore, run_id: str) -> int:
         print(f"frontdesk runs: there is no run {run_id!r}; `frontdesk runs` lists them.",
               file=sys.stderr)
         return 1
-    print(list_line(run))
+    print(shown(list_line(run), "terminal"))
     if run.meta:
-        print("meta: " + json.dumps(run.meta, ensure_ascii=False))
+        print(shown("meta: " + json.dumps(run.meta, ensure_ascii=False), "terminal"))
     events = store.events(run_id)
     start = events[0]["t"] if events else run.started_at
     for event in events:
-        print(f"  +{event['t'] - start:8.3f}s  {timeline_line(event)}")
+        print(shown(f"  +{event['t'] - start:8.3f}s  {timeline_line(event)}", "terminal"))
     for wait in store.waits(status="open", run_id=run_id):
         options = f" [{' / '.join(wait.options)}]" if wait.options else ""
-        print(f"waiting on {wait.key}: {wait.question}{options}")
+        print(shown(f"waiting on {wait.key}: {wait.question}{options}", "terminal"))
     costs = store.costs(run_id)
     if costs["calls"]:
         print(f"model calls: {costs['calls']}, tokens in/out {costs['input_tokens']}/"

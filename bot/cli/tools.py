@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.app import assemble
 from bot.config.settings import Settings
+from bot.config.text import shown
 from bot.tools.registry import ToolInfo
 
 
@@ -47,6 +48,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
          "asks the owner" if t.needs_approval else "runs freely") for t in tools]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
-              + "  " + row[3])
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+        print(shown(line + "  " + row[3], "terminal"))  # names and descriptions are the servers'
+
     return 0

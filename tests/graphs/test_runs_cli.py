@@ -73,3 +73,21 @@ async def test_runs_command_through_the_cli(tmp_path: Path) -> None:
 def test_runs_without_a_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert runs.main(argparse.Namespace(run_id=None), Settings(home=tmp_path / "none")) == 0
     assert "No runs yet." in capsys.readouterr().out
+
+
+async def test_someone_elses_words_reach_the_terminal_without_controls(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = RunStore(Settings(home=tmp_path).database)
+    graph = Graph("greet")
+    graph.add_node(human_node("Send \x1b[2Jit\u202e?", "ok", ["yes", "no"], name="ask"))
+    graph.add_edge(START, "ask")
+    graph.add_router("ask", route_on("ok"), {"yes": END, "no": END})
+    meta = {"words": "hi \x1b]0;owned\x07 \u202eyou"}
+    waiting = await run_graph(graph, {}, store=store, meta=meta)
+    store.close()
+    settings = Settings(home=tmp_path)
+    for run_id in (None, waiting.run_id):
+        assert runs.main(argparse.Namespace(run_id=run_id), settings) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "Send [2Jit?" in out  # the words themselves stay
