@@ -5,7 +5,10 @@ registers each in the ``ToolRegistry`` as ``<server>__<tool>`` with the owner's 
 use it (``guests``) and whether a call needs approval (``readOnlyHint`` / ``trust`` /
 ``approve``). A server that does not start is one log line and its tools are absent. Each call
 has a time-out; errors and time-outs come back as text for the model; output is capped and
-marked as untrusted text; env values and headers are scrubbed from everything we say.
+marked as untrusted text; env values and headers are scrubbed from everything we say. An answer
+is read at most ``ANSWER_BYTES`` (``bot.tools.mcp_transport`` stops it while it arrives): one
+that goes past is cut with the usual note and its link is dropped, so the next call starts the
+server afresh instead of waiting for the rest to drain.
 
 The SDK's ``Client`` is an async context manager built on anyio task groups, which must be
 entered and left by the same task: ``ServerLink`` keeps each connection in a task of its own,
@@ -38,10 +41,15 @@ from bot.tools.registry import ToolRegistry, ToolResult
 
 log = logging.getLogger(__name__)
 OUTPUT_CHARS = 16_000  # what a tool's output may take of the model's context
+ANSWER_BYTES = 1_000_000  # what one answer may be as read; its text is cut to OUTPUT_CHARS
 
 
 class ServerUnavailable(Exception):
     """The server could not be started or reached (the reason says why, secrets hidden)."""
+
+
+class AnswerTooLong(Exception):
+    """The server's answer went past ``ANSWER_BYTES``; it was not read to its end."""
 
 
 class ServerLink:
@@ -54,6 +62,7 @@ class ServerLink:
         self._stop: asyncio.Event | None = None
         self._opening: asyncio.Lock = asyncio.Lock()
         self._errlog: TextIO | None = None
+        self.overran = False  # an answer went past ANSWER_BYTES since the last call began
 
     def hide(self, text: str) -> str:
         """``text`` with the server's env values and header values replaced."""
@@ -75,16 +84,30 @@ class ServerLink:
                     return found
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """Call one tool; any failure but the tool's own error result closes the link."""
+        """Call one tool; any failure but the tool's own error result closes the link, and
+        an answer past ``ANSWER_BYTES`` closes it too (``AnswerTooLong``)."""
         client = await self._open()
+        self.overran = False
         try:
             async with asyncio.timeout(self.timeout):
-                return await client.call_tool(tool, arguments)
+                result = await client.call_tool(tool, arguments)
         except TimeoutError:
+            if self.overran:
+                await self.close()
+                raise AnswerTooLong from None
             raise  # a slow tool is not a dead server: the link stays
-        except Exception:
+        except Exception as exc:
             await self.close()
+            if self.overran:
+                raise AnswerTooLong from exc
             raise
+        if self.overran:  # a server may answer again after the cut: the link is not trusted
+            await self.close()
+            raise AnswerTooLong
+        return result
+
+    def _overran(self) -> None:
+        self.overran = True
 
     async def _open(self) -> Any:
         async with self._opening:
@@ -100,7 +123,10 @@ class ServerLink:
                 async with asyncio.timeout(self.timeout):
                     self._client = await asyncio.shield(ready)
             except BaseException:
-                await self.close()
+                # Nobody waits for it any more: cancelled, the holder leaves it alone instead
+                # of setting an exception no one retrieves.
+                ready.cancel()
+                await self.close(at_once=True)
                 raise
             return self._client
 
@@ -119,18 +145,17 @@ class ServerLink:
                 raise
 
     def _transport(self) -> Any:
+        from mcp.client.streamable_http import streamable_http_client
+
+        from bot.tools.mcp_transport import capped_http_client, capped_stdio
+
         config = self.config
         if config.command:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            params = StdioServerParameters(command=config.command, args=list(config.args),
-                                           env=dict(config.env) or None)
-            return stdio_client(params, errlog=self._server_log())
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        http = create_mcp_http_client(headers=dict(config.headers) or None)
-        return streamable_http_client(str(config.url), http_client=http)
+            return capped_stdio(config.command, config.args, config.env, self._server_log(),
+                                ANSWER_BYTES, self._overran)
+        http = capped_http_client(config.headers, ANSWER_BYTES, self._overran)
+        return streamable_http_client(str(config.url), http_client=http,
+                                      max_sse_event_size=ANSWER_BYTES)
 
     def _server_log(self) -> TextIO:
         """Where a stdio server's own stderr goes: a file in the home, not our console."""
@@ -143,13 +168,16 @@ class ServerLink:
                 self._errlog = open(path, "a", encoding="utf-8")  # noqa: SIM115
         return self._errlog
 
-    async def close(self) -> None:
-        """Leave the connection (a stdio server's process ends with it)."""
+    async def close(self, *, at_once: bool = False) -> None:
+        """Leave the connection (a stdio server's process ends with it); ``at_once``: a
+        connection still opening is not waited for."""
         holder, self._holder, self._client = self._holder, None, None
         if self._stop is not None:
             self._stop.set()
         if holder is not None and not holder.done():
             try:
+                if at_once:
+                    raise TimeoutError
                 async with asyncio.timeout(5):
                     await asyncio.shield(holder)
             except (TimeoutError, Exception):
@@ -240,6 +268,9 @@ class McpTools:
             except TimeoutError:
                 return ToolResult(f"error: {where} did not answer within {self.timeout:g} s.",
                                   False)
+            except AnswerTooLong:
+                return ToolResult(f"[cut: the answer of {where} was longer than "
+                                  f"{ANSWER_BYTES:,} bytes; none of it is shown]", False)
             except Exception as exc:
                 if attempt == 1 and retry and _connection_closed(exc):
                     continue
