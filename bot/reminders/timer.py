@@ -133,8 +133,8 @@ def build_reminder_graph(deps: SchedulerDeps) -> Graph:
         if state["kind"] == "prompt":
             body = str(state.get("answer") or "").strip() or (
                 f"I couldn't carry out \"{words}\" this time.")
-        elif state["kind"] == "calendar":
-            body = state["text"]
+        elif state["kind"] == "calendar":  # an event's title: whoever invited the owner wrote it
+            body = words
         else:
             body = f"⏰ Reminder: {words}"
         if state["late"]:

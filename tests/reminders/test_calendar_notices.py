@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from bot.adapters.telegram.markdown import markdown_to_html
 from tests.gateway.conftest import OWNER_CHAT
 from tests.reminders.conftest import DeskFactory, berlin
 
@@ -69,3 +70,19 @@ async def test_a_notice_per_event_moved_with_it_none_for_cancelled_or_all_day(
     desk.at(berlin(2025, 12, 1, 16, 45))
     assert await scheduler.tick() == []
     assert desk.adapter.to(OWNER_CHAT) == ["In 15 min: Budget review with Ann, 16:00–17:00"]
+
+
+async def test_an_invitations_title_is_shown_literally_in_its_notice(
+        make_desk: DeskFactory, tmp_path: Path) -> None:
+    ics = write_calendar(tmp_path / "cal.ics", (
+        "Sync [open](https://evil.example) **now**", berlin(2025, 12, 1, 14, 0),
+        berlin(2025, 12, 1, 15, 0), ""))
+    desk = await make_desk(berlin(2025, 12, 1, 13, 0), FRONTDESK_CALENDAR=str(ics),
+                           FRONTDESK_REMIND_BEFORE="15")
+    assert await desk.services.scheduler.sync_calendar() == (1, 0)
+    desk.at(berlin(2025, 12, 1, 13, 45))
+    assert len(await desk.services.scheduler.tick()) == 1
+    [notice] = desk.adapter.to(OWNER_CHAT)
+    html = markdown_to_html(notice)  # as Telegram shows it: no link, no bold of theirs
+    assert "<a " not in html and "<b>" not in html
+    assert "[open](https://evil.example) **now**" in html
