@@ -126,9 +126,14 @@ def test_the_dashboard_from_the_installed_wheel(installed: Installed, tmp_path: 
                               env=installed.env(tmp_path / "home"), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
-        page = get_when_up(f"http://127.0.0.1:{port}/", server, time.monotonic() + 60)
+        refused = get_when_up(f"http://127.0.0.1:{port}/", server, time.monotonic() + 60)
+        assert refused.status_code == 401  # a token by default, made at its first start
+        token = (tmp_path / "home" / "dashboard-token").read_text(encoding="utf-8").strip()
+        bearer = {"Authorization": f"Bearer {token}"}
+        page = httpx.get(f"http://127.0.0.1:{port}/", headers=bearer, timeout=5)
         assert page.status_code == 200 and "<html" in page.text.lower()
-        style = httpx.get(f"http://127.0.0.1:{port}/static/dashboard.css", timeout=5)
+        style = httpx.get(f"http://127.0.0.1:{port}/static/dashboard.css", headers=bearer,
+                          timeout=5)
         assert style.status_code == 200 and style.text.strip()
         assert server.poll() is None
     finally:
