@@ -34,6 +34,7 @@ from bot.config.settings import Settings
 from bot.config.text import one_line, one_name
 from bot.delivery.ledger import ButtonTarget, Ledger
 from bot.delivery.outbox import Outbox
+from bot.delivery.slots import SlotTimer
 
 log = logging.getLogger("frontdesk.access")
 
@@ -82,8 +83,10 @@ class Strangers:
         self.clock, self.sleep = clock, sleep
         self._told: set[tuple[str, str]] = set()  # whom the terminal was told about
         self.lock = asyncio.Lock()  # one decision at a time: count, send, record
-        self.timer: asyncio.Task[None] | None = None
-        self.timer_due: float | None = None
+        self.timer = SlotTimer(clock=lambda: self.clock(), sleep=lambda s: self.sleep(s),
+                               lock=self.lock, send_due=self._send_due,
+                               reschedule=self._schedule,
+                               failure="could not send the summary of the people held back")
         self.reviewing: set[asyncio.Task[None]] = set()  # prompts a Review press is sending
 
     # -- a stranger writes -------------------------------------------------------------
@@ -246,26 +249,7 @@ class Strangers:
 
     def _schedule(self) -> None:
         """Wake when the next slot opens, if anyone is held (called under the lock)."""
-        if not self.people.held():
-            return
-        due = self.next_slot(self.clock())
-        if self.timer is not None and not self.timer.done() and self.timer_due is not None \
-                and self.timer_due <= due:
-            return
-        if self.timer is not None:
-            self.timer.cancel()
-        self.timer_due = due
-        self.timer = asyncio.get_running_loop().create_task(self._wake(due))
-
-    async def _wake(self, due: float) -> None:
-        await self.sleep(max(0.0, due - self.clock()))
-        async with self.lock:
-            self.timer = self.timer_due = None
-            try:
-                await self._send_due(self.clock())
-            except Exception:  # they stay held; the next stranger's message tries again
-                log.exception("could not send the summary of the people held back")
-            self._schedule()
+        self.timer.wake_at(self.next_slot(self.clock()) if self.people.held() else None)
 
     # -- Review: each held person's own prompt, on the owner's request ------------------
     def _review_pressed(self, summary: str) -> PressResult:

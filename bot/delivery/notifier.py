@@ -29,6 +29,7 @@ from bot.adapters.base import escape_markdown
 from bot.config.settings import Settings
 from bot.config.text import clean, one_name
 from bot.delivery.outbox import Outbox
+from bot.delivery.slots import SlotTimer
 from bot.tools.registry import Caller
 from sqlitedb import migrate, transaction
 
@@ -188,8 +189,10 @@ class OwnerNotifier:
         self.notices = notices or NoticeLog(outbox.ledger.conn)
         self.clock, self.sleep = clock, sleep
         self.lock = asyncio.Lock()  # one decision at a time: count, send, record
-        self.timer: asyncio.Task[None] | None = None
-        self.timer_due: float | None = None
+        self.timer = SlotTimer(clock=lambda: self.clock(), sleep=lambda s: self.sleep(s),
+                               lock=self.lock, send_due=self._send_due,
+                               reschedule=self._schedule,
+                               failure="could not send the held urgent messages")
 
     def targets(self, origin: str) -> list[str]:
         """Platforms to notify: FRONTDESK_NOTIFY, else the origin if it has an owner, else
@@ -269,22 +272,5 @@ class OwnerNotifier:
     def _schedule(self) -> None:
         """Wake at the earliest slot a held message waits for (called under the lock)."""
         now = self.clock()
-        due = min((self.next_slot(item.scope, now) for item in self.notices.held()),
-                  default=None)
-        if due is None or (self.timer is not None and not self.timer.done()
-                           and self.timer_due is not None and self.timer_due <= due):
-            return
-        if self.timer is not None:
-            self.timer.cancel()
-        self.timer_due = due
-        self.timer = asyncio.get_running_loop().create_task(self._wake(due))
-
-    async def _wake(self, due: float) -> None:
-        await self.sleep(max(0.0, due - self.clock()))
-        async with self.lock:
-            self.timer = self.timer_due = None
-            try:
-                await self._send_due(self.clock())
-            except Exception:  # the held messages stay held; the next notice tries again
-                log.exception("could not send the held urgent messages")
-            self._schedule()
+        self.timer.wake_at(min((self.next_slot(item.scope, now)
+                                for item in self.notices.held()), default=None))
