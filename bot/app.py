@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from bot.access.allowlist import Access
 from bot.access.pairing import Strangers
 from bot.access.people import People
+from bot.backups.archive import daily_backup
 from bot.calendar.ics import Calendar
 from bot.calendar.owner import OwnerCalendar
 from bot.chat.commands import CommandHandler
@@ -193,7 +194,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
         loop=run_loop, model=models.big, tools=tools, system=prompts["loop"],
         calendar=calendar, remind_before_min=settings.remind_before, zone=owner.zone(),
         owner_platform=lambda: notifier.targets("")[0],
-        brief=gateway.scheduled_brief))  # FRONTDESK_BRIEF_AT's daily task
+        brief=gateway.scheduled_brief,  # FRONTDESK_BRIEF_AT's daily task
+        backup=lambda day, keep: asyncio.to_thread(daily_backup, settings.home, day, keep)))
     return App(settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store,
                runs=runs, models=models, owner=owner, access=access, people=people,
                notifier=notifier, tools=tools, mcp=mcp, prompts=prompts, triage=triage_graph,

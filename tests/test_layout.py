@@ -128,7 +128,7 @@ FOLDER_MAY_IMPORT: dict[str, set[str]] = {
     "chat": {"access", "adapters.base", "calendar", "config", "delivery", "media", "models",
              "reminders", "tools"},
     "access": {"adapters.base", "config", "delivery"},
-    "reminders": {"backups", "calendar", "config", "models", "tools"},  # the daily backup
+    "reminders": {"calendar", "config", "models", "tools"},
     "media": {"adapters.base", "config", "models"},
     "delivery": {"adapters.base", "config", "tools"},
     "tools": {"adapters.base", "calendar", "config", "models"},

@@ -18,9 +18,9 @@ run ``brief-<day>``, so a briefing missed while the bot was down is sent once, a
 on the same day does not make a second.
 
 ``FRONTDESK_BACKUP_DAYS`` is another (kind ``backup``, set by ``schedule_backups``): its
-occurrence backs up the home whose database the reminders live in (``bot.backups.archive``:
-``backups/frontdesk-daily-<day>.tar.gz``, once a day, the newest N kept), so the timer needs
-nothing more than it has; a backup missed while the bot was down is taken once at start.
+occurrence backs up the home through the ``backup`` the assembler hands in (``bot.backups``:
+``backups/frontdesk-daily-<day>.tar.gz``, once a day, the newest N kept); a backup missed
+while the bot was down is taken once at start.
 
 Usage::
 
@@ -85,6 +85,8 @@ class SchedulerDeps:
     clock: Callable[[], float] = time.time
     # The briefing of a day (the gateway's ``scheduled_brief``), for ``brief`` tasks.
     brief: Callable[[str], Awaitable[None]] | None = None
+    # The daily backup of a day, keeping the newest N (``bot.backups``), for ``backup`` tasks.
+    backup: Callable[[str, int], Awaitable[Path]] | None = None
 
 
 def occurrence_run_id(reminder: Reminder) -> str:
@@ -261,13 +263,11 @@ class Scheduler:
                 raise RuntimeError("the briefing is not wired to a gateway")
             await self.deps.brief(reminder.due_local[:10])
             return
-        if reminder.kind == "backup":  # the home of the database the reminders live in
-            from bot.backups.archive import daily_backup
-
+        if reminder.kind == "backup":  # FRONTDESK_BACKUP_DAYS's daily backup of the home
+            if self.deps.backup is None:
+                raise RuntimeError("the daily backup is not wired to the home")
             day = datetime.fromtimestamp(now, ZoneInfo(reminder.zone)).date().isoformat()
-            path = await asyncio.to_thread(daily_backup, self.home(), day,
-                                           backups_kept(reminder))
-            log.info("daily backup: %s", path)
+            log.info("daily backup: %s", await self.deps.backup(day, backups_kept(reminder)))
             return
         run_id = occurrence_run_id(reminder)
         meta = {"platform": reminder.platform, "chat_id": reminder.chat_id,
@@ -276,11 +276,6 @@ class Scheduler:
                                             run_id=run_id, meta=meta)
         if result.status != "completed":
             raise RuntimeError(f"the run {run_id} of reminder {reminder.id} is {result.status}")
-
-    def home(self) -> Path:
-        """FRONTDESK_HOME: the folder of the database file the reminders are stored in."""
-        row = self.reminders.conn.execute("PRAGMA database_list").fetchone()
-        return Path(row[2]).parent
 
     async def sync_calendar(self) -> tuple[int, int]:
         """Re-read the calendar: a notice per coming event; moved or cancelled ones follow."""

@@ -25,7 +25,6 @@ async def test_one_backup_a_day_at_its_time_keeping_the_newest(make_desk: DeskFa
                                                                tmp_path: Path) -> None:
     desk = await make_desk(NIGHT)
     home = desk.services.settings.home
-    assert desk.services.scheduler.home() == home
     task = schedule_backups(desk.services.reminders, 2, ZONE, "telegram")
     assert task is not None and task.kind == "backup" and task.rrule == "FREQ=DAILY"
     assert task.due_local == "2025-12-01T03:30:00+01:00" and task.source == BACKUP_SOURCE + "2"
