@@ -64,6 +64,16 @@ def quick_reply_offline(text: str) -> str:
     return f"Got it. {OFFLINE_TAG}"
 
 
+def classify_json(text: str) -> str:
+    """The classify contract's JSON: the intent and urgency, and for a social message its
+    quick reply too, so that triage answers a greeting in this one call."""
+    intent, urgency = classify_offline(text)
+    answer: dict[str, Any] = {"intent": intent, "urgency": urgency}
+    if intent == "social":
+        answer["reply"] = quick_reply_offline(text)
+    return json.dumps(answer)
+
+
 def parse_intent(reply_text: str, message_text: str) -> tuple[str, float]:
     """Read ``{"intent": ..., "urgency": ...}`` from a model's reply; else the offline rules."""
     data = parse_json_object(reply_text)
@@ -151,8 +161,7 @@ def offline_text(purpose: str | None, messages: Sequence[Message],
     """Pick the rule for the call's purpose."""
     text = last_user_text(messages)
     if purpose == "classify":
-        intent, urgency = classify_offline(text)
-        return json.dumps({"intent": intent, "urgency": urgency}), []
+        return classify_json(text), []
     if purpose == "quick_reply":
         return quick_reply_offline(text), []
     if purpose == "check_tone":

@@ -5,6 +5,12 @@ waits for both and picks the route; then exactly one of ``quick_reply`` (small m
 ``full_agent`` (the tool loop on the big model, pre-loaded with memory hits and the calendar)
 or ``notify_now`` (tell the owner, tell the sender) writes the ``reply``.
 
+One small call answers a greeting: the classify call asks for ``{"intent", "urgency",
+"reply"}``, and when the intent is social its ``reply`` is kept as ``social_reply``;
+``quick_reply`` then answers with it and calls no model (it writes ``reply_from``). A model
+that leaves ``reply`` empty or out costs the second small call, as does the offline rules'
+fallback when the classify reply is not JSON.
+
 Usage::
 
     graph = build(TriageDeps(small=..., big=..., loop=run_loop, tools=registry, ...))
@@ -26,10 +32,14 @@ from typing import Any
 from graphs.graph import END, START, Graph, GraphState, Node
 from graphs.nodes import route_on
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
+from graphs.workflows.verdicts import offline, refusal
 
 ROUTES = ("quick_reply", "full_agent", "notify_now")
 INTENTS = ("social", "question", "task", "urgent")
 URGENT_AT = 0.8
+# The intent, the urgency and, for a social message, its one- or two-sentence answer.
+CLASSIFY_MAX_TOKENS = 200
+QUICK_REPLY_MAX_TOKENS = 120
 
 
 @dataclass(frozen=True)
@@ -48,8 +58,11 @@ class TriageDeps:
     prompts: dict[str, str]  # classify, quick_reply, agent
 
 
-def parse_classification(reply: str) -> tuple[str, float] | None:
-    """Read ``{"intent": ..., "urgency": ...}`` from a model's reply text; None if it can't."""
+def read_classification(reply: str) -> tuple[str, float, str] | None:
+    """Read ``{"intent", "urgency", "reply"}`` from a model's reply text; None if it can't.
+
+    The third part is the social answer: ``""`` unless the intent is social and the model
+    wrote a non-empty ``reply`` string (a local model may well leave the field out)."""
     data = parse_json_object(reply)
     if data is None or data.get("intent") not in INTENTS:
         return None
@@ -57,7 +70,25 @@ def parse_classification(reply: str) -> tuple[str, float] | None:
         urgency = min(1.0, max(0.0, float(data.get("urgency", 0.0))))
     except (TypeError, ValueError):
         urgency = 0.0
-    return str(data["intent"]), urgency
+    intent = str(data["intent"])
+    answer = data.get("reply")
+    social_reply = answer.strip() if intent == "social" and isinstance(answer, str) else ""
+    return intent, urgency, social_reply
+
+
+def parse_classification(reply: str) -> tuple[str, float] | None:
+    """Read ``{"intent": ..., "urgency": ...}`` from a model's reply text; None if it can't."""
+    read = read_classification(reply)
+    return None if read is None else (read[0], read[1])
+
+
+def stood_in(model: ChatModel, reply: Any) -> bool:
+    """The offline assistant answered for a model that is not the offline one (a refused call,
+    a provider that is down): its text then lacks the sentence saying why, which the second
+    small call's fallback reply does carry, so its social answer is not kept."""
+    if refusal(reply) is not None:
+        return True
+    return offline(reply) and getattr(model, "provider", "offline") != "offline"
 
 
 def choose_route(intent: str, urgency: float, sender_is_owner: bool) -> str:
@@ -83,7 +114,10 @@ def user_turn(state: GraphState) -> dict[str, Any]:
 
 
 def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
-    """Ask the small model for the intent as JSON; fall back to the offline rules."""
+    """Ask the small model for the intent as JSON; fall back to the offline rules.
+
+    A social message's answer comes in the same JSON; it is written as ``social_reply`` only
+    when there is one, so ``quick_reply`` knows whether it still has to ask."""
 
     async def node(state: GraphState) -> dict[str, Any]:
         text = request_of(state)
@@ -92,13 +126,19 @@ def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[s
         messages = [{"role": "system", "content": deps.prompts["classify"]},
                     {"role": "user", "content": text}]
         try:
-            reply = await deps.small.complete(messages, max_tokens=60, purpose="classify")
-            parsed = parse_classification(reply.text)
+            reply = await deps.small.complete(messages, max_tokens=CLASSIFY_MAX_TOKENS,
+                                              purpose="classify")
+            parsed = read_classification(reply.text)
         except Exception:  # classification only advises: the rules still route the message
             parsed = None
-        by = "model" if parsed else "rules"
-        intent, urgency = parsed or deps.fallback_classify(text)
-        return {"intent": intent, "urgency": urgency, "classified_by": by}
+        if parsed is None:
+            intent, urgency = deps.fallback_classify(text)
+            return {"intent": intent, "urgency": urgency, "classified_by": "rules"}
+        intent, urgency, social_reply = parsed
+        update: dict[str, Any] = {"intent": intent, "urgency": urgency, "classified_by": "model"}
+        if social_reply and not stood_in(deps.small, reply):
+            update["social_reply"] = social_reply
+        return update
 
     return node
 
@@ -121,13 +161,19 @@ async def gather(state: GraphState) -> dict[str, Any]:
 
 
 def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
-    """A short social answer from the small model: the big model is never spent on it."""
+    """A short social answer from the small model: the big model is never spent on it.
+
+    When the classify call already wrote the answer, it is the reply and no model is called
+    (``reply_from`` says so in the trace); otherwise the small model is asked now."""
 
     async def node(state: GraphState) -> dict[str, Any]:
+        if state.get("social_reply"):
+            return {"reply": state["social_reply"], "reply_from": "classify_intent"}
         messages = [{"role": "system", "content": deps.prompts["quick_reply"]},
                     {"role": "user", "content": request_of(state)}]
         try:
-            reply = await deps.small.complete(messages, max_tokens=120, purpose="quick_reply")
+            reply = await deps.small.complete(messages, max_tokens=QUICK_REPLY_MAX_TOKENS,
+                                              purpose="quick_reply")
         except Exception as exc:  # the model's one-sentence reason is the answer
             return {"reply": getattr(exc, "user_message", "The model is unavailable right now.")}
         return {"reply": reply.text}

@@ -75,14 +75,18 @@ class Gate:
 class PurposeModel(FakeModel):
     """A FakeModel that answers by purpose when nothing is queued.
 
-    ``classify``: the offline rules as the JSON; ``quick_reply``: ``quick: TEXT``;
+    ``classify``: the offline rules as the JSON, with ``"reply": "quick: TEXT"`` when social
+    (the one-call path; ``reply_in_classify=False`` is a local model that leaves the field
+    out, so the quick reply takes a second call); ``quick_reply``: ``quick: TEXT``;
     anything else: ``agent: TEXT``. Replies ``enqueue``d by a test still come first.
     """
 
-    def __init__(self, role: str, *, delay_s: float = 0.0, gate: Gate | None = None) -> None:
+    def __init__(self, role: str, *, delay_s: float = 0.0, gate: Gate | None = None,
+                 reply_in_classify: bool = True) -> None:
         super().__init__(role=role, name=f"fake-{role}")
         self.delay_s = delay_s
         self.gate = gate
+        self.reply_in_classify = reply_in_classify
 
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
@@ -93,7 +97,8 @@ class PurposeModel(FakeModel):
             self.gate.entered.set()
             await self.gate.release.wait()
         if not self.pending:  # enqueue and pop with no await between: safe with many chats
-            self.enqueue(answer_for(purpose, text), delay_s=self.delay_s)
+            self.enqueue(answer_for(purpose, text, reply_in_classify=self.reply_in_classify),
+                         delay_s=self.delay_s)
         return await super().complete(messages, tools=tools, max_tokens=max_tokens,
                                       purpose=purpose, observer=observer)
 
@@ -102,11 +107,14 @@ class PurposeModel(FakeModel):
         return [call.purpose for call in self.history]
 
 
-def answer_for(purpose: str | None, text: str) -> str:
+def answer_for(purpose: str | None, text: str, *, reply_in_classify: bool = True) -> str:
     """What a PurposeModel says for one call."""
     if purpose == "classify":
         intent, urgency = classify_offline(text)
-        return json.dumps({"intent": intent, "urgency": urgency})
+        answer: dict[str, Any] = {"intent": intent, "urgency": urgency}
+        if reply_in_classify:
+            answer["reply"] = f"quick: {text}" if intent == "social" else ""
+        return json.dumps(answer)
     if purpose == "quick_reply":
         return f"quick: {text}"
     return f"agent: {text}"

@@ -21,7 +21,7 @@ async def test_console_answers_each_line_with_route_and_cost_until_exit(
     status = [line for line in lines if line.startswith("  · ")]
     assert len(status) == 2  # the empty line is skipped; "exit" ends the chat
     assert ANSI_DIM not in out.getvalue()  # not a terminal: no escape codes
-    assert "quick_reply · small 2 · big 0 · $0.0000" in status[0]
+    assert "quick_reply · small 1 · big 0 · $0.0000" in status[0]
     assert "command · small 0 · big 0" in status[1]
     assert not any("never read" in call.messages[-1].content for call in harness.small.history)
     assert harness.services.memory.history("console:chat:console")[0] == ("user", "hi there!")

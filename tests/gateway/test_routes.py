@@ -34,16 +34,83 @@ def assert_triage_story(story: list[str], ending: list[str]) -> None:
                                         "graph_end:completed"]
 
 
+def wrote_by(h: Harness, run_id: str | None, node: str) -> list[list[str]]:
+    """The keys ``node`` wrote, per time it ended, in the run's trace."""
+    return [e["wrote"] for e in h.services.store.events(run_id or "")
+            if e["event"] == "node_end" and e.get("node") == node]
+
+
 async def test_social_message_gets_a_quick_reply_without_the_big_model(harness: Harness) -> None:
     reply = await harness.send("hi there!")
     assert (reply.route, reply.text) == ("quick_reply", "quick: hi there!")
-    assert reply.model_calls == {"small": 2, "big": 0}
+    assert reply.model_calls == {"small": 1, "big": 0}  # the classify call carried the answer
     assert harness.big.history == []
-    assert harness.small.purposes() == ["classify", "quick_reply"]
+    assert harness.small.purposes() == ["classify"]
     assert_triage_story(harness.story(reply.run_id), [
+        "route:quick_reply", "node_start:quick_reply", "node_end:quick_reply"])
+    assert wrote_by(harness, reply.run_id, "quick_reply") == [["reply", "reply_from"]]
+    assert harness.adapter.sent == [(OWNER, "quick: hi there!")]
+
+
+async def test_a_greeting_is_answered_with_the_reply_from_the_classify_json(
+        harness: Harness) -> None:
+    harness.small.enqueue(text='Sure: {"intent": "social", "urgency": 0.05, '
+                               '"reply": "  Good morning to you too!  "}')
+    reply = await harness.send("good morning")
+    assert (reply.route, reply.text) == ("quick_reply", "Good morning to you too!")
+    assert reply.model_calls == {"small": 1, "big": 0}
+    assert len(harness.small.history) == 1 and harness.big.history == []
+    assert wrote_by(harness, reply.run_id, "classify_intent") == [
+        ["intent", "urgency", "classified_by", "social_reply"]]
+    assert harness.adapter.sent == [(OWNER, "Good morning to you too!")]
+
+
+async def test_a_model_that_leaves_out_the_reply_costs_a_second_small_call(
+        make_harness: HarnessFactory) -> None:
+    h = await make_harness(small=PurposeModel("small", reply_in_classify=False))
+    reply = await h.send("hi there!")
+    assert (reply.route, reply.text) == ("quick_reply", "quick: hi there!")
+    assert reply.model_calls == {"small": 2, "big": 0}
+    assert h.big.history == []
+    assert h.small.purposes() == ["classify", "quick_reply"]
+    assert_triage_story(h.story(reply.run_id), [
         "route:quick_reply", "node_start:quick_reply", "model_call:small:quick_reply",
         "node_end:quick_reply"])
-    assert harness.adapter.sent == [(OWNER, "quick: hi there!")]
+    assert wrote_by(h, reply.run_id, "quick_reply") == [["reply"]]
+    assert h.adapter.sent == [(OWNER, "quick: hi there!")]
+
+
+async def test_an_empty_reply_in_the_classify_json_costs_a_second_small_call(
+        harness: Harness) -> None:
+    harness.small.enqueue(text='{"intent": "social", "urgency": 0.1, "reply": " "}')
+    reply = await harness.send("thanks!")
+    assert (reply.route, reply.text) == ("quick_reply", "quick: thanks!")
+    assert harness.small.purposes() == ["classify", "quick_reply"] and harness.big.history == []
+
+
+async def test_a_reply_written_for_a_question_is_ignored_and_the_big_model_answers(
+        harness: Harness) -> None:
+    harness.small.enqueue(text='{"intent": "question", "urgency": 0.2, "reply": "No idea!"}')
+    reply = await harness.send("what time is the dentist?")
+    assert (reply.route, reply.text) == ("full_agent", "agent: what time is the dentist?")
+    assert reply.model_calls == {"small": 1, "big": 1}
+    assert harness.big.purposes() == ["agent"]
+    assert wrote_by(harness, reply.run_id, "classify_intent") == [
+        ["intent", "urgency", "classified_by"]]
+
+
+async def test_a_social_answer_from_the_offline_stand_in_is_not_kept(
+        make_harness: HarnessFactory) -> None:
+    # The provider was down: the offline assistant answered the classify call without saying
+    # why, so the quick reply asks again and its fallback reply carries the reason.
+    small = PurposeModel("small")
+    small.provider = "offline"  # so the scripted reply says the offline assistant gave it
+    small.enqueue(text='{"intent": "social", "urgency": 0.1, "reply": "Hi! (offline mode)"}')
+    small.provider = "fake"
+    h = await make_harness(small=small)
+    reply = await h.send("hello")
+    assert (reply.route, reply.text) == ("quick_reply", "quick: hello")
+    assert h.small.purposes() == ["classify", "quick_reply"] and h.big.history == []
 
 
 async def test_task_goes_to_the_agent_which_uses_tools(harness: Harness) -> None:
@@ -104,6 +171,9 @@ async def test_classifier_reply_that_does_not_parse_falls_back_to_the_rules(
     run = harness.services.store.events(reply.run_id or "")
     assert [e["wrote"] for e in run if e.get("node") == "classify_intent"
             and e["event"] == "node_end"] == [["intent", "urgency", "classified_by"]]
+    assert reply.text == "quick: thanks a lot!"  # still answered, by the second small call
+    assert harness.small.purposes() == ["classify", "quick_reply"]
+    assert harness.big.history == []
 
 
 async def test_graph_mode_off_sends_everything_to_the_loop(make_harness: HarnessFactory) -> None:

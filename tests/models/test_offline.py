@@ -66,6 +66,24 @@ async def test_classify_purpose_answers_json_for_the_last_user_message(events: E
     assert events.of("model_call")[0]["provider"] == "offline"
 
 
+@pytest.mark.parametrize(("text", "intent"), [
+    ("thank you!", "social"), ("hello", "social"), ("bye bye", "social"), ("ok cool", "social")])
+async def test_classify_json_carries_the_quick_reply_of_a_social_message(
+        text: str, intent: str) -> None:
+    model = OfflineModel()
+    classified = await model.complete([{"role": "user", "content": text}], purpose="classify")
+    quick = await model.complete([{"role": "user", "content": text}], purpose="quick_reply")
+    assert json.loads(classified.text) == {"intent": intent, "urgency": 0.1,
+                                           "reply": quick.text}
+
+
+@pytest.mark.parametrize("text", ["urgent: the server is down", "remember milk", "why?"])
+async def test_classify_json_of_other_intents_has_no_reply(text: str) -> None:
+    reply = await OfflineModel().complete([{"role": "user", "content": text}],
+                                          purpose="classify")
+    assert "reply" not in json.loads(reply.text)
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("thank you!", "You're welcome! (offline mode)"),
     ("bye bye", "Goodbye, talk soon! (offline mode)"),
