@@ -11,12 +11,21 @@ way, so common words are queried often. 99% of the notes are the owner's, 1% bel
 other people, written interleaved. The reference is the plain query
 ``MATCH … ORDER BY rank LIMIT 5`` over the same database, measured in the same run; the
 target is p99 <= 10 ms for ``Memory.search``.
+
+Quality is measured against the exact ranking in the same run: FTS5's own
+``bm25()`` over the owner's rows, ties broken newest first (``ORDER BY bm25, rowid DESC``).
+For each reference query it reports, by query length, the top-5 BM25 mass (the sum of the
+exact scores of the notes returned over that of the exact top 5), how often the exact top 5
+come back as the same ids, and how often with the same scores (a tied note in place of
+another counts). The target is mass >= 0.99 and the exact top 5 >= 90 % of the time.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -28,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.notes import Memory
 from memory.query import any_of, query_terms
+from memory.scopes import STRIDE
 from sqlitedb import connect
 
 VOCABULARY = 20_000
@@ -75,6 +85,46 @@ def timed(fn: Callable[[str], object], queries: list[str]) -> list[float]:
         cpu.append((time.process_time() - start_cpu) * 1000)
     CPU_MS[id(out)] = cpu
     return out
+
+
+def exact_top(conn: sqlite3.Connection, query: str, k: int) -> list[tuple[int, float]]:
+    """The exact BM25 top ``k`` of the owner's notes: (id, -bm25), ties newest first."""
+    return [(row_id, -score) for row_id, score in conn.execute(
+        "SELECT rowid, bm25(memory_notes_fts) FROM memory_notes_fts "
+        "WHERE memory_notes_fts MATCH ? AND rowid BETWEEN 0 AND ? "
+        "ORDER BY bm25(memory_notes_fts), rowid DESC LIMIT ?",
+        (any_of(query_terms(query)), STRIDE - 1, k))]
+
+
+def exact_scores(conn: sqlite3.Connection, query: str, ids: list[int]) -> list[float]:
+    """FTS5's -bm25 of the given notes for ``query`` (the same statistics as exact_top)."""
+    if not ids:
+        return []
+    found = dict(conn.execute(
+        "SELECT rowid, -bm25(memory_notes_fts) FROM memory_notes_fts "
+        f"WHERE memory_notes_fts MATCH ? AND rowid IN ({','.join('?' * len(ids))})",
+        (any_of(query_terms(query)), *ids)))
+    return [found.get(row_id, 0.0) for row_id in ids]
+
+
+def measure_quality(conn: sqlite3.Connection, memory: Memory,
+                    queries: list[str]) -> dict[int, tuple[float, float, float, int]]:
+    """By query length in words (0 = all): mean top-5 mass, share with the exact ids, share
+    with the exact scores, and the number of queries."""
+    rows: dict[int, list[tuple[float, bool, bool]]] = {}
+    for query in queries:
+        exact = exact_top(conn, query, 5)
+        ours = [hit.id for hit in memory.search("owner", query, 5)]
+        best = sum(score for _, score in exact)
+        got = exact_scores(conn, query, ours)
+        mass = sum(got) / best if best > 0 else 1.0
+        same_ids = ours == [row_id for row_id, _ in exact]
+        same_scores = len(got) == len(exact) and all(
+            math.isclose(a, b, rel_tol=1e-9) for a, (_, b) in zip(got, exact, strict=True))
+        for key in (0, len(query_terms(query))):
+            rows.setdefault(key, []).append((mass, same_ids, same_scores))
+    return {key: (statistics.fmean(r[0] for r in rs), statistics.fmean(r[1] for r in rs),
+                  statistics.fmean(r[2] for r in rs), len(rs)) for key, rs in rows.items()}
 
 
 def main() -> int:
@@ -139,6 +189,7 @@ def main() -> int:
                 "ORDER BY rank LIMIT 5", (any_of(query_terms(query)),)).fetchall()
 
         reference = timed(plain, queries[: args.reference_queries])
+        quality = measure_quality(conn, memory, queries[: args.reference_queries])
         conn.close()
 
     if reused:
@@ -159,6 +210,10 @@ def main() -> int:
         print(f"{label}: p50 {statistics.median(samples):.2f} ms, "
               f"p99 {percentile(samples, 99):.2f} ms; CPU p50 {statistics.median(cpu):.2f} ms, "
               f"p99 {percentile(cpu, 99):.2f} ms  (n={len(samples)})")
+    for words_in_query, (mass, same_ids, same_scores, n) in sorted(quality.items()):
+        label = "all" if words_in_query == 0 else f"{words_in_query}-word"
+        print(f"quality vs exact bm25 top 5, {label} queries: mass {mass:.3f}, "
+              f"exact ids {same_ids:.0%}, exact scores {same_scores:.0%}  (n={n})")
     spin = timed(lambda q: sum(range(100_000)), ["x"] * 200)
     print(f"machine speed check: sum(range(100_000)) p50 {statistics.median(spin):.2f} ms "
           "(about 1 ms on an idle core: higher means a loaded machine)")
