@@ -35,7 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.app import load_prompts
 from bot.config.settings import Settings
 from bot.models import Model, build_models, classify_offline
-from graphs.workflows.triage import INTENTS, choose_route, parse_classification
+from graphs.workflows.triage import (
+    CLASSIFY_MAX_TOKENS,
+    INTENTS,
+    choose_route,
+    parse_classification,
+)
 
 DEFAULT_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "triage_set.jsonl"
 ROUTES = ("quick_reply", "full_agent", "notify_now")
@@ -107,7 +112,8 @@ async def classify_with_model(model: Model, prompt: str, rows: Sequence[Row],
         messages = [{"role": "system", "content": prompt}, {"role": "user", "content": text}]
         async with gate:
             try:
-                reply = await model.complete(messages, max_tokens=60, purpose="classify")
+                reply = await model.complete(messages, max_tokens=CLASSIFY_MAX_TOKENS,
+                                             purpose="classify")
             except Exception as error:  # a failed call is a miss, not a crash of the bench
                 print(f"  model call failed: {error}", file=sys.stderr)
                 return UNPARSED
