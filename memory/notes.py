@@ -43,9 +43,6 @@ from sqlitedb import migrate, transaction
 
 MAX_NOTE_CHARS = 10_000
 CANDIDATES = 300
-# a word with at most this many matches in the scope brings all of them as candidates (its
-# ranking is then not cut to the recent past); FTS5 lists them in well under a millisecond
-ALL_BELOW = 2_000
 SAMPLE = 500
 # FTS5's AND walks every match of each word in the rowid range (~0.1 µs each, newest first):
 # a word with more than WALK matches there is left out of it and checked in Python instead,
@@ -209,8 +206,7 @@ class Memory:
                     # rarest: FTS5's AND finds them within that window, but the commonest
                     # words are checked on the notes it returns (see WALK)
                     rarest = min(terms, key=lambda term: matching[term])
-                    window = span if matching[rarest] <= ALL_BELOW else \
-                        replace(span, low=self._oldest[(table.fts, span.low, rarest)])
+                    window = replace(span, low=self._oldest[(table.fts, span.low, rarest)])
                     share = (span.low + span.issued - window.low) / max(span.issued, 1)
                     walked = walked_words(terms, rarest, matching, share, span.issued,
                                           WALK, DENSE)
@@ -258,15 +254,13 @@ class Memory:
         for group in groups:
             holds = {phrase_tokens(term) for term in group}
             common = any(matching[term] > COMMON * span.issued for term in group)
-            fewest = min(matching[term] for term in group)
-            limit = 4 * ALL_BELOW if fewest <= ALL_BELOW else per_group
             gain = sum(weights[phrase] for phrase in (phrases if require_all else holds))
             for note_id, size in self.conn.execute(
                     f"SELECT {table.fts}.rowid, d.sz FROM {table.fts} "
                     f"CROSS JOIN {table.fts}_docsize d ON d.id = {table.fts}.rowid "
                     f"WHERE {table.fts} MATCH ? AND {table.fts}.rowid BETWEEN ? AND ? "
                     f"ORDER BY {table.fts}.rowid DESC LIMIT ?",
-                    (all_of(group), span.low, span.high, limit)):
+                    (all_of(group), span.low, span.high, per_group)):
                 if note_id in seen:
                     continue
                 if common:

@@ -102,25 +102,13 @@ def test_text_sqlite_cannot_store_is_cleaned(memory: Memory) -> None:
 
 def test_only_the_newest_candidates_are_ranked(memory: Memory,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """The documented trade-off: a common word (over ALL_BELOW matches) ranks only its
-    newest CANDIDATES matches."""
+    """The documented trade-off: a common word ranks only its newest CANDIDATES matches."""
     monkeypatch.setattr(notes_module, "CANDIDATES", 3)
-    monkeypatch.setattr(notes_module, "ALL_BELOW", 0)
     best_but_old = memory.add("owner", "tea")
     newer = memory.add_many("owner", [f"tea with biscuit number {n}" for n in range(5)])
     hits = memory.search("owner", "tea", k=5)
     assert best_but_old not in [h.id for h in hits]
     assert [h.id for h in hits] == newer[::-1][:3]
-
-
-def test_a_word_with_few_matches_ranks_them_all(memory: Memory,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """Up to ALL_BELOW matches, the best note is found however old it is."""
-    monkeypatch.setattr(notes_module, "CANDIDATES", 3)
-    best_but_old = memory.add("owner", "tea")
-    newer = memory.add_many("owner", [f"tea with biscuit number {n}" for n in range(5)])
-    hits = memory.search("owner", "tea", k=5)
-    assert [h.id for h in hits] == [best_but_old, *newer[::-1][:4]]
 
 
 def test_migrations_apply_once(conn: sqlite3.Connection) -> None:
