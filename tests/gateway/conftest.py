@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -30,6 +30,7 @@ from bot.models.base import Reply as ModelReply
 from tests.fakes.model import FakeModel
 
 OWNER, GUEST, STRANGER = "100", "200", "999"
+T = TypeVar("T")
 OWNER_CHAT = "dm-owner"  # where the adapter reaches the owner directly
 _message_ids = itertools.count(1)
 
@@ -227,3 +228,33 @@ def make_harness(home: Path) -> HarnessFactory:
 async def harness(make_harness: HarnessFactory) -> Harness:
     """The default harness: graph mode on, no calendar."""
     return await make_harness()
+
+
+class FakeClock:
+    """Time that moves only when the test says so; ``sleep`` waits for it."""
+
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+        self.moved = asyncio.Event()
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        until = self.now + seconds
+        while self.now < until:
+            self.moved.clear()
+            await self.moved.wait()
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        self.moved.set()
+
+
+async def until(predicate: Callable[[], T], timeout: float = 10.0) -> T:
+    """Poll ``predicate`` until it holds, with a deadline."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not (result := predicate()):
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+    return result

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 import telegram
@@ -28,45 +27,14 @@ from bot.models import Models
 from bot.tools.registry import Caller
 from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake
 from tests.fakes.telegram_server import FakeTelegramServer, SentMessage
-from tests.gateway.conftest import GUEST, OWNER, PurposeModel, make_settings
+from tests.gateway.conftest import GUEST, OWNER, FakeClock, PurposeModel, make_settings, until
 
-T = TypeVar("T")
 NAME = '[Owner](https://evil.example) **Boss** <b>x</b> <a href="https://evil.example">y</a>'
 TEXT = ("**Urgent message from Owner (telegram:100) on telegram:**\n"
         "# Urgent message from Owner\n"
         "Pay [the invoice](https://evil.example/pay) at <https://evil.example> or "
         '<a href="https://evil.example">here</a>, <b>now</b> __b__ *i* `c` ||s|| ~~x~~\n'
         f"<@{OWNER_ID}> \\*kept\\* -# small\n> my own quote")
-
-
-class FakeClock:
-    """Time that moves only when the test says so; ``sleep`` waits for it."""
-
-    def __init__(self, now: float = 1_700_000_000.0) -> None:
-        self.now = now
-        self.moved = asyncio.Event()
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        until = self.now + seconds
-        while self.now < until:
-            self.moved.clear()
-            await self.moved.wait()
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-        self.moved.set()
-
-
-async def until(predicate: Callable[[], T], timeout: float = 5.0) -> T:
-    """Poll ``predicate`` until it holds, with a deadline."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (result := predicate()):
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-    return result
 
 
 def services_on(home: Path, clock: FakeClock, **env: str) -> App:

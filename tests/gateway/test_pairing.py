@@ -9,14 +9,21 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from bot.access.pairing import ASKED, LIMIT, REFUSAL, REVIEW_BATCH, SUMMARY, WINDOW_S, prompt_key
 from bot.adapters.base import IncomingMessage
-from tests.gateway.conftest import OWNER, OWNER_CHAT, STRANGER, Harness, HarnessFactory
+from tests.gateway.conftest import (
+    OWNER,
+    OWNER_CHAT,
+    STRANGER,
+    FakeClock,
+    Harness,
+    HarnessFactory,
+    until,
+)
 
 PAIRING = {"FRONTDESK_PAIRING": "ask"}
 
@@ -127,40 +134,12 @@ async def test_a_missing_owner_id_is_said_with_the_writer_s_id(
     assert f"TELEGRAM_OWNER_ID={OWNER}" in line
 
 
-class Hours:
-    """A clock the test moves, and a sleep that returns when the test says time has passed."""
-
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-        self.passed = asyncio.Event()
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        due = self.now + seconds
-        while self.now < due:
-            self.passed.clear()
-            await self.passed.wait()
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-        self.passed.set()
-
-
-async def until(check: Callable[[], bool], seconds: float = 10.0) -> None:
-    """Poll ``check`` with a deadline (the timer's task runs on the same loop)."""
-    async with asyncio.timeout(seconds):
-        while not check():
-            await asyncio.sleep(0.01)
-
-
 async def test_200_strangers_give_the_owner_a_few_prompts_and_one_summary_nothing_lost(
         make_harness: HarnessFactory, home: Path) -> None:
     harness = await make_harness(**PAIRING)
-    hours = Hours()
+    hours = FakeClock()
     strangers = harness.gateway.strangers
-    strangers.clock, strangers.sleep = hours.clock, hours.sleep
+    strangers.clock, strangers.sleep = hours, hours.sleep
     asks = [harness.message(f"hello from {n}", str(5000 + n), name=f"Person {n}")
             for n in range(200)]
     for ask in asks:
@@ -230,14 +209,14 @@ async def test_a_stranger_s_controls_and_bidi_overrides_never_reach_the_owner(
 
 async def test_strangers_held_back_are_summarised_at_the_next_start_once_a_slot_opened(
         make_harness: HarnessFactory) -> None:
-    hours = Hours()
-    before = await make_harness(clock=hours.clock, sleep=hours.sleep, **PAIRING)
+    hours = FakeClock()
+    before = await make_harness(clock=hours, sleep=hours.sleep, **PAIRING)
     for n in range(LIMIT + 3):
         await before.gateway.handle(before.message(f"hi {n}", str(6000 + n)))
     assert len(before.adapter.to(OWNER_CHAT)) == LIMIT  # three held back
-    later = Hours()  # a new process an hour on (the first one's timer stays asleep)
+    later = FakeClock()  # a new process an hour on (the first one's timer stays asleep)
     later.now = hours.now + WINDOW_S + 1
-    after = await make_harness(clock=later.clock, sleep=later.sleep, **PAIRING)
+    after = await make_harness(clock=later, sleep=later.sleep, **PAIRING)
     # sent by the start itself (to the owner as configured: no adapter is attached yet),
     # before any new stranger wrote
     summaries = [text for _, text in after.adapter.sent if "3 more people asked" in text]

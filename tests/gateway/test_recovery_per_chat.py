@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.gateway.conftest import Gate, HarnessFactory, PurposeModel, RecordingAdapter
+from tests.gateway.conftest import Gate, HarnessFactory, PurposeModel, RecordingAdapter, until
 
 
 async def test_backlogs_recover_per_chat_in_parallel_and_new_chats_need_not_wait(
@@ -20,10 +20,7 @@ async def test_backlogs_recover_per_chat_in_parallel_and_new_chats_need_not_wait
     adapter = RecordingAdapter()
     await asyncio.wait_for(desk.gateway.attach(adapter, background=True), 10)  # returns at once
     await asyncio.wait_for(gate.entered.wait(), 10)
-    deadline = asyncio.get_running_loop().time() + 10
-    while not adapter.to("200"):  # chat 200's backlog does not wait behind chat 100's
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.01)
+    await until(lambda: adapter.to("200"))  # chat 200's backlog does not wait behind 100's
     assert adapter.to("200") == ["agent: what is the weather?"] and adapter.to("100") == []
     new = desk.message("hello?", "200", message_id="b2")  # a chat without a backlog: no wait
     assert (await asyncio.wait_for(desk.gateway.handle(new), 10)) is not None
