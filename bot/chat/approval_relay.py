@@ -18,7 +18,7 @@ from bot.adapters.base import Button
 from bot.delivery.ledger import Ledger
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
-from graphs.runs import RunStore, WaitInfo
+from graphs.runs import WaitInfo
 
 PREFIX = "approval:"  # + run id + ":" + wait key: the outbox key of a relayed question
 
@@ -37,10 +37,11 @@ async def ask_owner(notifier: OwnerNotifier, outbox: Outbox, origin: str, run_id
     return ASKED
 
 
-def relayed_wait(ledger: Ledger, store: RunStore, platform: str, chat_id: str) -> WaitInfo | None:
-    """The oldest still open question relayed to this chat (a guest's run waits on it): only
-    the open waits are looked at, so the cost does not grow with past approvals."""
-    for wait in store.waits("open"):
+def relayed_wait(ledger: Ledger, open_waits: list[WaitInfo], platform: str,
+                 chat_id: str) -> WaitInfo | None:
+    """The oldest of ``open_waits`` relayed to this chat (a guest's run waits on it): only the
+    open waits are looked at, so the cost does not grow with past approvals."""
+    for wait in open_waits:
         if wait.options and ledger.parts(platform, chat_id, f"{PREFIX}{wait.run_id}:{wait.key}"):
             return wait
     return None

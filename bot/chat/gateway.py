@@ -227,10 +227,10 @@ class Gateway:
         if msg.attachments:
             self.files.discard(msg)
 
-    def _open_wait(self, msg: IncomingMessage) -> WaitInfo | None:
-        """The oldest open question of a run started from this message's chat, if any."""
+    def _open_wait(self, msg: IncomingMessage, open_waits: list[WaitInfo]) -> WaitInfo | None:
+        """The oldest of ``open_waits`` asked by a run started from this message's chat."""
         mine = self.ledger.runs_of_chat(msg.platform, msg.chat_id)
-        return next((wait for wait in self.store.waits("open") if wait.run_id in mine), None)
+        return next((wait for wait in open_waits if wait.run_id in mine), None)
 
     def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
         """The visible answer to a message whose work failed, or ran past its deadline (then
@@ -261,11 +261,12 @@ class Gateway:
         command = parse(msg.text)
         if command is not None:
             return await self._command(msg, command, is_owner)
-        waiting = self._open_wait(msg) if is_owner else None
+        open_waits = self.store.waits("open") if is_owner else []  # read once for both
+        waiting = self._open_wait(msg, open_waits) if is_owner else None
         answer = match_option(waiting, msg.text) if waiting is not None else None
         if waiting is not None and answer is not None:
             return await self._answer_wait(waiting, answer, scope_of(msg, is_owner))
-        relayed = relayed_wait(self.ledger, self.store, msg.platform, msg.chat_id) \
+        relayed = relayed_wait(self.ledger, open_waits, msg.platform, msg.chat_id) \
             if is_owner and waiting is None else None
         answer = match_option(relayed, msg.text) if relayed is not None else None
         if relayed is not None and answer is not None:  # a guest's tool call, typed: a press
@@ -353,7 +354,7 @@ class Gateway:
     async def _cancel(self, msg: IncomingMessage, is_owner: bool) -> str:
         if not is_owner:  # the waiting runs are the owner's (a group chat has guests too)
             return NOT_OWNER
-        waiting = self._open_wait(msg)
+        waiting = self._open_wait(msg, self.store.waits("open"))
         if waiting is None:
             return "Nothing is waiting in this chat."
         self.runs.cancel(waiting.run_id, by="owner")
