@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from bot.access.allowlist import Access
 from bot.access.pairing import Strangers
 from bot.access.people import People
-from bot.backups.archive import daily_backup
 from bot.calendar.ics import Calendar
 from bot.calendar.owner import OwnerCalendar
 from bot.chat.commands import CommandHandler
@@ -195,12 +194,19 @@ def assemble(settings: Settings, *, models: Models | None = None,
         calendar=calendar, remind_before_min=settings.remind_before, zone=owner.zone(),
         owner_platform=lambda: notifier.targets("")[0],
         brief=gateway.scheduled_brief,  # FRONTDESK_BRIEF_AT's daily task
-        backup=lambda day, keep: asyncio.to_thread(daily_backup, settings.home, day, keep)))
+        backup=lambda day, keep: daily_backup_of(settings.home, day, keep)))
     return App(settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store,
                runs=runs, models=models, owner=owner, access=access, people=people,
                notifier=notifier, tools=tools, mcp=mcp, prompts=prompts, triage=triage_graph,
                loop_graph=loop_graph, content=content_graph, brief=brief,
                reminders=reminders, wakeup=wakeup, gateway=gateway, scheduler=scheduler)
+
+
+async def daily_backup_of(home: Path, day: str, keep: int) -> Path:
+    """FRONTDESK_BACKUP_DAYS's backup of ``day`` (its module loaded when first taken)."""
+    from bot.backups.archive import daily_backup
+
+    return await asyncio.to_thread(daily_backup, home, day, keep)
 
 
 def attachments_for(settings: Settings) -> Attachments:
