@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from bot.access.allowlist import Access
 from bot.access.pairing import Strangers
 from bot.access.people import People
+from bot.calendar.events import EventSource
 from bot.calendar.ics import Calendar
 from bot.calendar.owner import OwnerCalendar
 from bot.chat.commands import CommandHandler
@@ -82,7 +83,7 @@ class App:
     store: RunStore
     runs: Runs  # the durable rules over ``store`` and the workflows
     models: Models
-    owner: OwnerCalendar  # the owner's zone, today and calendar
+    owner: OwnerCalendar  # the owner's zone, today, calendar (and CalDAV writer, when set)
     access: Access
     people: People
     notifier: OwnerNotifier
@@ -99,7 +100,7 @@ class App:
     scheduler: Scheduler  # fires reminders; ``frontdesk run`` starts it
 
     @property
-    def calendar(self) -> Calendar | None:
+    def calendar(self) -> EventSource | None:
         """The owner's calendar, if one is configured."""
         return self.owner.calendar
 
@@ -122,7 +123,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
     if calendar is None and settings.calendar:
         calendar = Calendar(settings.calendar, tz=settings.timezone,
                             cache_dir=settings.home / "cache")
-    owner = OwnerCalendar(calendar, settings.timezone)
+    owner = OwnerCalendar.build(settings, calendar)  # + the CalDAV copy, when configured
     ledger = Ledger(connect(settings.database))
     outbox = Outbox(ledger)
     notifier = OwnerNotifier(settings, outbox, clock=clock, sleep=sleep)
@@ -130,7 +131,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
     access = Access(settings, people)
     models = models or build_models(settings)
     prompts = load_prompts(settings.home / "prompts")
-    tools = build_tools(memory, calendar, notifier.notify)
+    tools = build_tools(memory, owner.calendar, notifier.notify)
     mcp = McpServers(settings.mcp_config, settings.home, settings.mcp_timeout, tools)
 
     async def notify_from_sender(sender: dict[str, Any], text: str) -> str:
@@ -191,7 +192,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
         reminders=reminders, runs=runs, deliver=outbox.deliver,
         queued=lambda *where: bool(ledger.parts(*where)), owner_chat=owner_chat,
         loop=run_loop, model=models.big, tools=tools, system=prompts["loop"],
-        calendar=calendar, remind_before_min=settings.remind_before, zone=owner.zone(),
+        calendar=owner.calendar, remind_before_min=settings.remind_before, zone=owner.zone(),
         owner_platform=lambda: notifier.targets("")[0],
         brief=gateway.scheduled_brief,  # FRONTDESK_BRIEF_AT's daily task
         backup=lambda day, keep: daily_backup_of(settings.home, day, keep)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, tzinfo
 
-from bot.calendar.ics import AgendaResult, Calendar, Event
+from bot.calendar.events import AgendaResult, Event, EventSource
 
 
 def format_agenda(result: AgendaResult, zone: tzinfo | None = None) -> str:
@@ -31,10 +31,13 @@ def _event_line(event: Event, zone: tzinfo | None) -> str:
     return f"- {start:%a %d %b %H:%M}–{until}: {event.summary}{cancelled}"
 
 
-def read_agenda(calendar: Calendar, hours: float, is_owner: bool) -> str:
-    """Today's events (hours <= 0) or the next hours, as text; free/busy unless the owner."""
+def read_agenda(calendar: EventSource, hours: float, is_owner: bool) -> str:
+    """Today's events (hours <= 0) or the next hours, as text; free/busy unless the owner.
+    A copy that could not be refreshed says so on a last line."""
     if hours and hours > 0:
         result = calendar.next_hours(min(float(hours), 24.0 * 31))
     else:
         result = calendar.events(*calendar.today())
-    return format_agenda(result if is_owner else result.busy_only(), calendar.zone)
+    text = format_agenda(result if is_owner else result.busy_only(), calendar.zone)
+    note = calendar.unavailable()
+    return f"{text}\n({note}.)" if note else text

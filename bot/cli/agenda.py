@@ -1,14 +1,24 @@
-"""`frontdesk agenda`: print the events overlapping a window (default: today)."""
+"""`frontdesk agenda`: print the events overlapping a window (default: today).
+
+With FRONTDESK_CALDAV_URL set (and no ``--calendar``), the CalDAV calendar is read from the
+server first (its last copy, with a warning, when the server cannot be reached), with
+FRONTDESK_CALENDAR's .ics merged in.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
+from dataclasses import replace
 from datetime import date, datetime, timedelta, tzinfo
 
+from bot.calendar.events import EventSource
 from bot.calendar.ics import AgendaResult, Calendar, CalendarError, Event, machine_zone, zone_named
+from bot.calendar.owner import OwnerCalendar
+from bot.calendar.writer import CalendarUnavailable
 from bot.config.settings import Settings
 from bot.config.text import shown
 
@@ -21,8 +31,10 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     """Read the calendar, print the window's events; broken series go to stderr."""
     _log_warnings_to_stderr()
     source = args.calendar or settings.calendar
-    if not source:
-        _fail("no calendar configured: set FRONTDESK_CALENDAR or pass --calendar PATH_OR_URL")
+    caldav = settings.caldav_url is not None and not args.calendar
+    if not source and not caldav:
+        _fail("no calendar configured: set FRONTDESK_CALENDAR (or FRONTDESK_CALDAV_URL) or "
+              "pass --calendar PATH_OR_URL")
         return 2
     try:
         zone_name = args.tz or settings.timezone
@@ -31,7 +43,11 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     except (UsageError, CalendarError) as exc:
         _fail(str(exc))
         return 2
-    calendar = Calendar(source, tz=zone, cache_dir=settings.home / "cache")
+    ics = Calendar(source, tz=zone, cache_dir=settings.home / "cache") if source else None
+    calendar: EventSource | None = ics
+    if caldav:
+        calendar = _caldav_calendar(settings, ics, zone)
+    assert calendar is not None
     try:
         result = calendar.events(start, end)
     except CalendarError as exc:
@@ -41,6 +57,17 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         _fail(line)
     print(render_json(result) if args.json else shown(render_text(result, start), "terminal"))
     return 0
+
+
+def _caldav_calendar(settings: Settings, ics: Calendar | None, zone: tzinfo) -> EventSource:
+    """The CalDAV calendar (refreshed from the server now) with the .ics merged in."""
+    if ics is None:  # the zone asked for (--tz) rules, as for an .ics
+        settings = replace(settings, timezone=getattr(zone, "key", None) or settings.timezone)
+    owner = OwnerCalendar.build(settings, ics)
+    assert owner.caldav is not None and owner.calendar is not None
+    with contextlib.suppress(CalendarUnavailable):  # logged (a warning on stderr): the last
+        owner.caldav.refresh_now()  # copy is read
+    return owner.calendar
 
 
 def window(start_text: str | None, end_text: str | None,

@@ -114,6 +114,7 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     await app.wakeup.listen(app.scheduler.poke)  # reminders set by `frontdesk chat`
     background = [asyncio.create_task(expire_forever(gateway)),
                   asyncio.create_task(app.scheduler.run()),  # reminders
+                  asyncio.create_task(app.owner.keep_fresh()),  # the CalDAV copy, when set
                   asyncio.create_task(report_ready(startup, parts, managed, environ))]
     tasks = [asyncio.create_task(_stop_reason(job)) for job in jobs]
     return await run_until_stopped(app, tasks, background, terminated, environ)

@@ -22,6 +22,12 @@ class Settings:
     home: Path
     graph_workflows: bool = True
     calendar: str | None = None
+    # CalDAV (bot.calendar.caldav): a calendar collection URL, or the server's with the
+    # calendar's name; read and written, the .ics above merged in as read-only busy time
+    caldav_url: str | None = None
+    caldav_calendar: str | None = None
+    caldav_username: str | None = None
+    caldav_password: str | None = field(default=None, repr=False)
     timezone: str | None = None
     model_provider: str = "offline"
     small_model: str | None = None
@@ -74,11 +80,16 @@ class Settings:
 
         home = Path(get("FRONTDESK_HOME") or Path.home() / ".frontdesk").expanduser()
         check_read_elsewhere(get)
+        check_caldav(get)
         return cls(
             home=home,
             graph_workflows=values.switch("FRONTDESK_GRAPH_WORKFLOWS",
                                           get("FRONTDESK_GRAPH_WORKFLOWS"), True),
             calendar=get("FRONTDESK_CALENDAR"),
+            caldav_url=values.caldav_url("FRONTDESK_CALDAV_URL", get("FRONTDESK_CALDAV_URL")),
+            caldav_calendar=get("FRONTDESK_CALDAV_CALENDAR"),
+            caldav_username=get("FRONTDESK_CALDAV_USERNAME"),
+            caldav_password=get("FRONTDESK_CALDAV_PASSWORD"),
             timezone=values.time_zone("FRONTDESK_TIMEZONE", get("FRONTDESK_TIMEZONE")),
             model_provider=choose_provider(env),
             small_model=get("FRONTDESK_SMALL_MODEL"),
@@ -160,7 +171,7 @@ class Settings:
     def secrets(self) -> list[str]:
         """Every configured secret, for scrubbing logs and error messages."""
         values = [self.anthropic_api_key, self.openai_api_key, self.telegram_bot_token,
-                  self.discord_bot_token]
+                  self.discord_bot_token, self.caldav_password]
         return [v for v in values if v]
 
 
@@ -173,6 +184,20 @@ def check_read_elsewhere(get: Callable[[str], str | None]) -> None:
     for name in ("FRONTDESK_DISCORD_READY_TIMEOUT", "FRONTDESK_DISCORD_IDENTIFY_DELAY",
                  "FRONTDESK_DISCORD_RETRY_BASE"):
         values.number(name, get(name), unit="seconds", example="2")
+
+
+def check_caldav(get: Callable[[str], str | None]) -> None:
+    """The CalDAV variables make sense together: a user name and a password go with a URL."""
+    named = [name for name in ("FRONTDESK_CALDAV_CALENDAR", "FRONTDESK_CALDAV_USERNAME",
+                               "FRONTDESK_CALDAV_PASSWORD") if get(name)]
+    if named and not get("FRONTDESK_CALDAV_URL"):
+        raise ValueError(f"{named[0]} is set but FRONTDESK_CALDAV_URL is not: set it to your "
+                         "calendar's CalDAV address (docs/calendar.md), or unset the other")
+    if bool(get("FRONTDESK_CALDAV_USERNAME")) != bool(get("FRONTDESK_CALDAV_PASSWORD")):
+        missing = ("FRONTDESK_CALDAV_PASSWORD" if get("FRONTDESK_CALDAV_USERNAME")
+                   else "FRONTDESK_CALDAV_USERNAME")
+        raise ValueError(f"{missing} is not set: the CalDAV server needs both a user name and "
+                         "a password (an app password for most providers)")
 
 
 def choose_provider(env: Mapping[str, str]) -> str:

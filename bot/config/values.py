@@ -131,6 +131,17 @@ def base_url(name: str, raw: str | None) -> str | None:
     return _matching(name, raw, _URL, "is not an http(s) URL, e.g. http://127.0.0.1:8081/bot")
 
 
+def caldav_url(name: str, raw: str | None) -> str | None:
+    """An http(s) URL with no user name or password in it (those have their own variables,
+    and a URL is shown in messages where a password must never be)."""
+    url = _matching(name, raw, _URL, "is not an http(s) URL, e.g. "
+                    "https://caldav.fastmail.com/dav/calendars/user/you@example.com/")
+    if url is not None and "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        raise ValueError(f"{name} (value not shown) has a user name or password in it: put them "
+                         "in FRONTDESK_CALDAV_USERNAME and FRONTDESK_CALDAV_PASSWORD instead")
+    return url
+
+
 def host_port(name: str, raw: str | None) -> str | None:
     """``host:port``, e.g. 127.0.0.1:8443."""
     if raw is None:

@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.calendar.ics import Calendar, CalendarError
+from bot.calendar.events import EventSource
+from bot.calendar.ics import CalendarError
 from bot.config.text import chat_place, shown
 from bot.reminders.store import Reminder, Reminders
 from bot.tools.registry import Caller
@@ -78,7 +79,7 @@ class SchedulerDeps:
     model: Any
     tools: Any
     system: str = ""
-    calendar: Calendar | None = None
+    calendar: EventSource | None = None
     remind_before_min: float | None = None  # FRONTDESK_REMIND_BEFORE
     zone: tzinfo | None = None  # the owner's, for calendar notices
     owner_platform: Callable[[], str] = lambda: "console"

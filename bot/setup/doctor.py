@@ -11,6 +11,8 @@ Discord REST reads (discord.py can only read them after a full login). No secret
 
 from __future__ import annotations
 
+import asyncio
+import re
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -248,6 +250,31 @@ async def check_calendar(ctx: Context) -> list[Result]:
     return results
 
 
+async def check_caldav(ctx: Context) -> list[Result]:
+    """With FRONTDESK_CALDAV_URL: the server answers, the login works, the calendar is there and
+    the bot may write to it (each failure names the variable to fix)."""
+    settings = ctx.settings
+    if settings is None or not settings.caldav_url:
+        return []
+    from bot.calendar.caldav import CalDavConfig, CalDavServer
+    from bot.calendar.writer import CalendarUnavailable
+
+    config = CalDavConfig.from_settings(settings)
+    assert config is not None
+    try:
+        found, writable = await asyncio.to_thread(CalDavServer(config, int(TIMEOUT_S)).probe)
+    except CalendarUnavailable as exc:
+        problem, *fix = re.split(r": (?=check |set )", str(exc), maxsplit=1)
+        return [Result("caldav", False, problem, fix[0] if fix else
+                       "check FRONTDESK_CALDAV_URL and FRONTDESK_CALDAV_CALENDAR")]
+    if not writable:
+        return [Result("caldav", False, f"{found}, but read-only for "
+                                        f"{settings.caldav_username or 'this user'}",
+                       "give FRONTDESK_CALDAV_USERNAME write access to it, or point "
+                       "FRONTDESK_CALDAV_URL at a calendar it may write to")]
+    return [Result("caldav", True, f"{found}: logged in, may write")]
+
+
 async def check_transcription(ctx: Context) -> list[Result]:
     """When on (a key or FRONTDESK_TRANSCRIBE_BASE_URL): the server transcribes a short clip."""
     if ctx.settings is None:
@@ -292,7 +319,7 @@ async def check_mcp(ctx: Context) -> list[Result]:
 # The checks, in order; a part that arrives later adds its check here.
 CHECKS: list[Check] = [check_settings, check_data_dir, check_database, check_telegram,
                        check_discord, check_models, check_transcription, check_mcp,
-                       check_calendar]
+                       check_calendar, check_caldav]
 
 
 async def run_checks(env: Mapping[str, str], checks: list[Check] | None = None) -> list[Result]:

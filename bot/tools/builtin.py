@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from bot.calendar.agenda import read_agenda
-from bot.calendar.ics import Calendar, CalendarError
+from bot.calendar.events import EventSource
+from bot.calendar.ics import CalendarError
 from bot.tools.registry import Caller, ToolRegistry
 from memory.notes import Memory, NoteTooLarge
 
@@ -46,7 +47,8 @@ def count_words(text: str) -> str:
     return f"{len(text.split())} words"
 
 
-def build_tools(memory: Memory, calendar: Calendar | None, notify: OwnerNotifier) -> ToolRegistry:
+def build_tools(memory: Memory, calendar: EventSource | None,
+                notify: OwnerNotifier) -> ToolRegistry:
     """A registry with the four assistant tools bound to these services."""
     registry = ToolRegistry()
 
