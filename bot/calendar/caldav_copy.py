@@ -106,8 +106,10 @@ class CalDavCalendar(EventSource):
             except CalendarUnavailable as exc:
                 self._failed(str(exc))
                 raise
-            self._install(changes.objects, datetime.now(UTC))
-            self._save_disk(changes.objects)
+            synced_at = datetime.now(UTC)
+            if changes.objects != {url: data for url, (data, _) in self._parsed.items()}:
+                self._save_disk(changes.objects, synced_at)  # first: the copy shown is kept
+            self._install(changes.objects, synced_at)
             if self._problem:
                 log.warning("calendar available again: %s", self.server.config.label())
             self._problem, self._down_since = "", None
@@ -182,14 +184,13 @@ class CalDavCalendar(EventSource):
         digest = hashlib.sha256(f"{config.url}\0{config.calendar or ''}".encode()).hexdigest()
         return self.cache_dir / f"caldav-{digest[:24]}.json"
 
-    def _save_disk(self, objects: dict[str, str]) -> None:
+    def _save_disk(self, objects: dict[str, str], synced_at: datetime) -> None:
         """Write the copy (atomically); a disk that refuses is a warning, not a failure."""
-        assert self._copy is not None
         path = self.disk_path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_suffix(".part")
-            partial.write_text(json.dumps({"synced_at": self._copy.synced_at.isoformat(),
+            partial.write_text(json.dumps({"synced_at": synced_at.isoformat(),
                                            "objects": objects}), encoding="utf-8")
             partial.replace(path)
         except OSError as exc:

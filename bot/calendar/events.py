@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from bot.calendar.rules import RuleError, RuleTooDense, check_days_exist, min_gap_s, rule_parts
@@ -128,9 +128,11 @@ def merged(results: list[AgendaResult], zone: tzinfo) -> AgendaResult:
 
 def busy_stretches(events: list[Event], zone: tzinfo) -> list[Busy]:
     """The opaque, not cancelled occurrences as busy time: overlapping or touching stretches
-    joined, sorted; all-day ones from midnight to midnight in ``zone``. Not clipped to the
-    window, so a buffer around an event just outside it can still be kept."""
-    spans = sorted(Busy(_instant(event.start, zone), _instant(event.end, zone))
+    joined, sorted; all-day ones from midnight to midnight in ``zone``. In UTC, so arithmetic
+    on them is exact across a DST change (Python adds wall-clock time within one zone). Not
+    clipped to the window, so a buffer around an event just outside it can still be kept."""
+    spans = sorted(Busy(_instant(event.start, zone).astimezone(UTC),
+                        _instant(event.end, zone).astimezone(UTC))
                    for event in events
                    if not event.transparent and (event.status or "").upper() != "CANCELLED")
     joined: list[Busy] = []
