@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from bot.calendar.writer import CalendarUnavailable
 from bot.config.settings import Settings
@@ -73,6 +73,7 @@ class CalDavServer:
         self._lock = threading.Lock()  # the client's HTTP session is not shared across threads
         self._calendar: Any = None
         self._synced: Any = None  # the library's synchronisable collection, after a first fetch
+        self._data: dict[str, str] = {}  # every object's iCalendar text by its URL
 
     # -- reading -------------------------------------------------------------------------
 
@@ -81,16 +82,21 @@ class CalDavServer:
         keeps sync tokens). CalendarUnavailable when the server cannot be read."""
         with self._lock, translated(self.config):
             calendar = self._connect()
-            if self._synced is None:
-                self._synced = calendar.get_objects_by_sync_token(load_objects=True)
-                incremental = False
-            else:
-                self._synced.sync()
+            if self._synced is None:  # everything: the list, then the data in one REPORT
+                synced = calendar.get_objects_by_sync_token(load_objects=False)
+                unloaded = [obj.url for obj in synced.objects if not obj.is_loaded()]
+                loaded = [obj for obj in synced.objects if obj.is_loaded()]
+                loaded += calendar.multiget(unloaded) if unloaded else []
+                self._data = {_key(obj): str(obj.data) for obj in loaded if obj.data}
+                self._synced, incremental = synced, False
+            else:  # what changed since the last sync token (the library refetches without)
+                updated, deleted = self._synced.sync()
+                for obj in deleted:
+                    self._data.pop(_key(obj), None)
+                self._data.update({_key(obj): str(obj.data) for obj in updated if obj.data})
                 token = self._synced.sync_token
                 incremental = not (isinstance(token, str) and token.startswith("fake-"))
-            objects = {str(obj.url.canonical()): str(obj.data) for obj in self._synced.objects
-                       if obj.data}
-        return Changes(objects, incremental)
+        return Changes(dict(self._data), incremental)
 
     # -- writing (the meetings' CalendarWriter) ------------------------------------------
 
@@ -235,6 +241,11 @@ def scrub(text: str, config: CalDavConfig) -> str:
     if config.password:
         text = text.replace(config.password, "***")
     return " ".join(text.split())
+
+
+def _key(obj: Any) -> str:
+    """An object's URL as one spelling (servers and the library quote differently)."""
+    return unquote(str(obj.url.canonical()))
 
 
 def _listed(calendars: list[Any]) -> str:

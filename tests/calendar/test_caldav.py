@@ -29,7 +29,7 @@ from tests.fakes.radicale_server import RadicaleServer
 BERLIN = ZoneInfo("Europe/Berlin")
 # Real-world files with what each brings: moved and cancelled occurrences, EXDATE, all-day
 # and transparent events, Windows and other zones, a DST change inside a series.
-THROUGH_CALDAV = ["machbar_16_feb_2019.ics", "issue_62_moved_event.ics",
+THROUGH_CALDAV = ["issue_62_moved_event.ics",
                   "tentative-apple-calendar.ics", "issue_18_cancel_status.ics", "issue_48_dst.ics",
                   "issue_20_exdate_ignored.ics", "recurring_events_moved.ics"]
 

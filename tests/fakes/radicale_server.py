@@ -41,7 +41,7 @@ class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib's name)
+    def log_message(self, format: str, *args: Any) -> None:
         """No access log on stderr."""
 
 
@@ -57,14 +57,15 @@ class RadicaleServer:
         self.port = port
         self.delay_s = 0.0
         self.requests = 0  # how many requests reached it (a test can see the copy is local)
-        root.mkdir(parents=True, exist_ok=True)
+        (root / "collections" / "collection-root").mkdir(parents=True, exist_ok=True)
         users = root / "users"
         users.write_text(f"{username}:{password}\n", encoding="utf-8")
         configuration = config.load()
         configuration.update({
             "auth": {"type": "htpasswd", "htpasswd_filename": str(users),
                      "htpasswd_encryption": "plain", "delay": "0"},
-            "storage": {"filesystem_folder": str(root / "collections")},
+            "storage": {"filesystem_folder": str(root / "collections"),
+                        "_filesystem_fsync": "False"},  # a test folder: speed over safety
             "rights": {"type": "owner_only"},
             "logging": {"level": "warning"},
         }, "tests", privileged=True)
@@ -145,6 +146,15 @@ class RadicaleServer:
             assert stored.status_code in (201, 204), stored.text
         return url
 
+    def seed(self, calendar_url: str, ics: bytes) -> None:
+        """Replace the calendar with a whole .ics (a real-world export) in one request:
+        Radicale stores it as one object per UID (a series with its exceptions), each with
+        the file's time zones, as a CalDAV client adding the events one by one would."""
+        with self._client() as client:
+            stored = client.put(calendar_url, content=ics,
+                                headers={"Content-Type": "text/calendar; charset=utf-8"})
+            assert stored.status_code in (201, 204), stored.text
+
     def delete(self, url: str) -> None:
         """Remove one object (the owner deleted an event elsewhere)."""
         with self._client() as client:
@@ -158,3 +168,4 @@ class RadicaleServer:
 
     def _client(self) -> httpx.Client:
         return httpx.Client(auth=(self.username, self.password), timeout=10.0)
+
