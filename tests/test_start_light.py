@@ -35,6 +35,8 @@ HEAVY = {
     "icalendar": "the first calendar read (bot.calendar.ics)",
     "recurring_ical_events": "the first calendar read (bot.calendar.ics)",
     "x_wr_timezone": "the first calendar read (bot.calendar.ics)",
+    "caldav": "the CalDAV calendar, only when FRONTDESK_CALDAV_URL is set (bot.calendar.caldav)",
+    "bot.calendar.caldav": "the CalDAV calendar, only when FRONTDESK_CALDAV_URL is set",
 }
 # What `frontdesk run` imports for a Telegram start, then the app it assembles.
 TEXT_ONLY_START = """
