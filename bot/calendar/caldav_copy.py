@@ -109,7 +109,10 @@ class CalDavCalendar(EventSource):
             synced_at = datetime.now(UTC)
             if changes.objects != {url: data for url, (data, _) in self._parsed.items()}:
                 self._save_disk(changes.objects, synced_at)  # first: the copy shown is kept
+            generation = self._copy.generation if self._copy is not None else 0
             self._install(changes.objects, synced_at)
+            if self._copy is not None and self._copy.generation != generation:
+                self.events(*self.today())  # expanded here, so the next message need not
             if self._problem:
                 log.warning("calendar available again: %s", self.server.config.label())
             self._problem, self._down_since = "", None

@@ -102,10 +102,17 @@ class Calendar(EventSource):
         self._max_age = max_age
         self._clock = clock
         self._loaded: tuple[float, object, icalendar.Calendar] | None = None
+        self._last: tuple[icalendar.Calendar, tuple[datetime, datetime], AgendaResult] | None \
+            = None
 
     def events(self, start: datetime, end: datetime) -> AgendaResult:
-        """Every occurrence overlapping [start, end), zero-length ones included."""
-        return expand(self._calendar(), self.aware(start), self.aware(end), self.zone)
+        """Every occurrence overlapping [start, end), zero-length ones included; the last
+        window asked of this version of the file is remembered (today's, for every message)."""
+        calendar, window = self._calendar(), (self.aware(start), self.aware(end))
+        if self._last is None or self._last[0] is not calendar or self._last[1] != window:
+            self._last = (calendar, window, expand(calendar, *window, self.zone))
+        found = self._last[2]
+        return AgendaResult(list(found.events), list(found.skipped))  # the caller's to keep
 
     # -- loading -------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import socketserver
+import sys
 import threading
 import time
 import uuid
@@ -169,3 +170,18 @@ class RadicaleServer:
     def _client(self) -> httpx.Client:
         return httpx.Client(auth=(self.username, self.password), timeout=10.0)
 
+
+
+def serve_in_process(argv: list[str]) -> None:
+    """``python -m tests.fakes.radicale_server ROOT PORT DELAY``: serve until stdin closes
+    (a bench's server in a process of its own, so it takes no time from the measured one)."""
+    root, port, delay = Path(argv[0]), int(argv[1]), float(argv[2])
+    server = RadicaleServer(root, port=port)
+    server.delay_s = delay
+    with server:
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    serve_in_process(sys.argv[1:])
