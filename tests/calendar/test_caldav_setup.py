@@ -4,6 +4,8 @@ password never shown, and a message answered from the copy, without a request to
 
 from __future__ import annotations
 
+import argparse
+import json
 import logging
 from pathlib import Path
 
@@ -137,3 +139,28 @@ async def test_a_message_reads_the_copy_and_is_answered_with_the_server_down(
             await down.close()
     finally:
         await app.close()
+
+
+def test_frontdesk_agenda_reads_the_caldav_calendar_with_the_ics_merged(
+        radicale: RadicaleServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli.agenda import main as agenda
+    from tests.calendar.test_caldav import vcalendar
+
+    url = radicale.new_calendar()
+    radicale.put_event(url, vcalendar("UID:on-caldav\nSUMMARY:From CalDAV\n"
+                                      "DTSTART:20240402T080000Z\nDTEND:20240402T090000Z"))
+    ics = tmp_path / "also.ics"
+    ics.write_bytes(vcalendar("UID:in-ics\nSUMMARY:From the file\n"
+                              "DTSTART:20240402T100000Z\nDTEND:20240402T110000Z"))
+    settings = Settings.from_env(caldav_env(tmp_path, url, radicale,
+                                            FRONTDESK_CALENDAR=str(ics)))
+    args = argparse.Namespace(calendar=None, tz=None, start="2024-04-02", end=None, json=True)
+    assert agenda(args, settings) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(e["summary"], e["start"]) for e in listed] == [
+        ("From CalDAV", "2024-04-02T10:00:00+02:00"),
+        ("From the file", "2024-04-02T12:00:00+02:00")]
+
+    down = Settings.from_env(caldav_env(tmp_path, "http://127.0.0.1:9/", radicale))
+    assert agenda(args, down) == 1  # never read, unreachable: one line, no traceback
+    assert "calendar unavailable" in capsys.readouterr().err
