@@ -1,4 +1,5 @@
-"""The owner's calendar: read an .ics file or URL and list events in a window, in one zone.
+"""The owner's calendar: an .ics file or URL and a CalDAV calendar (read and written), their
+events in a window in one zone, and busy time.
 
 Imports nothing of ``bot`` but ``bot.config``.
 """
