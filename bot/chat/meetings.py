@@ -137,7 +137,7 @@ class MeetingChat:
         return f"Cancelled: {what}."
 
     def _when(self, meeting: Meeting) -> str:
-        return when(meeting.slot, self.desk.zone_name) if meeting.slot else "(no time)"
+        return when(meeting.slot, self.desk.rules.zone) if meeting.slot else "(no time)"
 
 
 def meeting_json(meetings: list[Meeting]) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from bot.calendar.writer import Busy, BusyTime, CalendarUnavailable, CalendarWriter
@@ -32,15 +32,22 @@ NEARBY = timedelta(hours=1)
 TellOwner = Callable[[str, str, str], Awaitable[None]]  # (origin platform, outbox key, text)
 
 
-def label(slot: Slot) -> str:
+def zone_name(zone: tzinfo) -> str:
+    """The zone's IANA name ('Europe/Berlin') where it has one."""
+    return str(getattr(zone, "key", zone))
+
+
+def label(slot: Slot, zone: tzinfo) -> str:
     """A slot as its button shows it: day and start in the owner's zone, e.g. 'Tue 3 Mar 10:00'."""
-    return f"{slot.start:%a} {slot.start.day} {slot.start:%b %H:%M}"
+    start = slot.start.astimezone(zone)
+    return f"{start:%a} {start.day} {start:%b %H:%M}"
 
 
-def when(slot: Slot, zone_name: str) -> str:
+def when(slot: Slot, zone: tzinfo) -> str:
     """'Tue 3 Mar 2026, 10:00–10:30 (Europe/Berlin)'."""
-    return (f"{slot.start:%a} {slot.start.day} {slot.start:%b %Y}, {slot.start:%H:%M}–"
-            f"{slot.end:%H:%M} ({zone_name})")
+    start, end = slot.start.astimezone(zone), slot.end.astimezone(zone)
+    return (f"{start:%a} {start.day} {start:%b %Y}, {start:%H:%M}–{end:%H:%M} "
+            f"({zone_name(zone)})")
 
 
 def parse_moment(text: Any, rules: MeetingRules) -> datetime | None:
@@ -70,14 +77,15 @@ class MeetingDesk:
 
     @property
     def zone_name(self) -> str:
-        return str(getattr(self.rules.zone, "key", self.rules.zone))
+        return zone_name(self.rules.zone)
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock(), self.rules.zone)
+        """Now, in UTC (where comparing times is exact)."""
+        return datetime.fromtimestamp(self.clock(), UTC)
 
     def _busy(self, start: datetime, end: datetime) -> list[Busy]:
         pad = timedelta(minutes=self.rules.buffer)
-        return self.busy_time.busy(start - pad, end + pad)
+        return self.busy_time.busy(start.astimezone(UTC) - pad, end.astimezone(UTC) + pad)
 
     # -- the workflow's questions ----------------------------------------------------------
     def open(self, meeting_id: str, run_id: str, request: dict[str, Any]) -> str | None:
@@ -100,8 +108,8 @@ class MeetingDesk:
                            minutes=max(5, min(minutes, 8 * 60)),
                            earliest=parse_moment(request.get("earliest"), self.rules),
                            latest=parse_moment(request.get("latest"), self.rules))
-        return [{"start": s.start.isoformat(), "end": s.end.isoformat(), "label": label(s)}
-                for s in slots]
+        return [{"start": s.start.isoformat(), "end": s.end.isoformat(),
+                 "label": label(s, self.rules.zone)} for s in slots]
 
     def offer_text(self, request: dict[str, Any], slots: list[dict[str, str]],
                    note: str) -> str:
@@ -194,7 +202,7 @@ class MeetingDesk:
         """One try: look the UID up, re-check the slot as the calendar is now, create."""
         assert self.writer is not None and meeting.slot is not None
         if not await self.writer.exists(uid):
-            slot, pad = meeting.slot, timedelta(minutes=self.rules.buffer)
+            slot, pad = meeting.slot.utc(), timedelta(minutes=self.rules.buffer)
             busy = await self.writer.busy_now(slot.start - pad, slot.end + pad)
             if why := self._rule_broken(meeting, busy):
                 return await self._conflict(meeting, why)
@@ -212,7 +220,7 @@ class MeetingDesk:
         assert meeting.slot is not None
         if meeting.slot.start <= self.now():
             return "that time has passed"
-        held_at = meeting.slot.start - timedelta(hours=self.rules.notice_h)
+        held_at = meeting.slot.utc().start - timedelta(hours=self.rules.notice_h)
         return why_not(self.rules, meeting.slot, busy, self.store.taken(meeting.id),
                        min(self.now(), held_at))
 
@@ -236,12 +244,12 @@ class MeetingDesk:
         return meeting
 
     def _when(self, meeting: Meeting) -> str:
-        return when(meeting.slot, self.zone_name) if meeting.slot else "(no time yet)"
+        return when(meeting.slot, self.rules.zone) if meeting.slot else "(no time yet)"
 
     def _nearby(self, slot: Slot) -> list[str]:
         """Busy stretches within an hour of the slot, as times only."""
         try:
-            busy = self.busy_time.busy(slot.start - NEARBY, slot.end + NEARBY)
+            busy = self.busy_time.busy(slot.utc().start - NEARBY, slot.utc().end + NEARBY)
         except Exception as exc:  # the owner's message goes out without it
             log.warning("reading busy time near a meeting failed: %s", exc)
             return []

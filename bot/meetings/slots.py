@@ -52,10 +52,14 @@ class MeetingRules:
 
 @dataclass(frozen=True, order=True)
 class Slot:
-    """A meeting's time: aware datetimes in the owner's zone."""
+    """A meeting's time: aware datetimes (``free_slots`` gives them in UTC, where comparing
+    and subtracting are exact; a fall-back hour's wall-clock times are not)."""
 
     start: datetime
     end: datetime
+
+    def utc(self) -> Slot:
+        return Slot(self.start.astimezone(UTC), self.end.astimezone(UTC))
 
 
 def horizon(rules: MeetingRules, now: datetime) -> tuple[datetime, datetime]:
@@ -83,6 +87,7 @@ def local(day: date, minute: int, zone: tzinfo) -> datetime | None:
 
 def in_hours(rules: MeetingRules, slot: Slot) -> bool:
     """The slot lies inside one of its day's ranges, on the wall clock of the owner's zone."""
+    slot = slot.utc()
     start = slot.start.astimezone(rules.zone)
     for low, high in rules.hours.ranges(start.weekday()):
         first, last = local(start.date(), low, rules.zone), local(start.date(), high, rules.zone)
@@ -97,7 +102,7 @@ def merged(stretches: Sequence[tuple[datetime, datetime]],
     """The stretches widened by ``pad`` each side and merged: (starts, ends), sorted."""
     starts: list[datetime] = []
     ends: list[datetime] = []
-    for start, end in sorted(stretches):
+    for start, end in sorted((a.astimezone(UTC), b.astimezone(UTC)) for a, b in stretches):
         low, high = start - pad, end + pad
         if ends and low < ends[-1]:
             ends[-1] = max(ends[-1], high)
@@ -118,7 +123,8 @@ def candidates(rules: MeetingRules, first_day: date, last_day: date,
                 start = local(day, minute, rules.zone)
                 if start is None:
                     continue
-                slot = Slot(start, (start.astimezone(UTC) + length).astimezone(rules.zone))
+                start = start.astimezone(UTC)
+                slot = Slot(start, start + length)
                 if in_hours(rules, slot):
                     yield slot
         day += timedelta(days=1)
@@ -132,9 +138,9 @@ def free_slots(rules: MeetingRules, busy: Sequence[Busy], taken: Sequence[Slot],
     overlapping another; ``taken`` are Frontdesk's meetings held or booked for others (busy,
     and counted against the per-day cap); ``earliest``/``latest`` narrow the window."""
     length = minutes or rules.minutes
-    first, last = horizon(rules, now)
+    first, last = (moment.astimezone(UTC) for moment in horizon(rules, now))
     if earliest is not None:
-        first = max(first, earliest)
+        first = max(first, earliest.astimezone(UTC))
     pad = timedelta(minutes=rules.buffer)
     starts, ends = merged([(b.start, b.end) for b in busy] + [(t.start, t.end) for t in taken],
                           pad)
@@ -163,7 +169,8 @@ def why_not(rules: MeetingRules, slot: Slot, busy: Sequence[Busy], taken: Sequen
             now: datetime) -> str | None:
     """The rule a slot breaks, as a short sentence for the guest and the owner; None if it
     keeps them all. Checked in code at Hold and at Book, whatever the model or guest sent."""
-    first, last = horizon(rules, now)
+    first, last = (moment.astimezone(UTC) for moment in horizon(rules, now))
+    slot = slot.utc()
     length = (slot.end - slot.start).total_seconds() / 60
     if length <= 0 or length > 12 * 60:
         return "that is not a meeting's length"
@@ -174,8 +181,8 @@ def why_not(rules: MeetingRules, slot: Slot, busy: Sequence[Busy], taken: Sequen
     if slot.end > last:
         return f"that is further ahead than {rules.days} days"
     pad = timedelta(minutes=rules.buffer)
-    for stretch in [*((b.start, b.end) for b in busy), *((t.start, t.end) for t in taken)]:
-        if stretch[0] - pad < slot.end and slot.start < stretch[1] + pad:
+    for low, high in [*((b.start, b.end) for b in busy), *((t.start, t.end) for t in taken)]:
+        if low.astimezone(UTC) - pad < slot.end and slot.start < high.astimezone(UTC) + pad:
             return "that time is not free any more"
     day = slot.start.astimezone(rules.zone).date()
     if sum(1 for t in taken if t.start.astimezone(rules.zone).date() == day) >= rules.per_day:
