@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
+from itertools import pairwise
 
 from bot.calendar.writer import Busy
 from bot.config.meeting_hours import WeeklyHours
@@ -97,19 +98,43 @@ def in_hours(rules: MeetingRules, slot: Slot) -> bool:
     return False
 
 
-def merged(stretches: Sequence[tuple[datetime, datetime]],
-           pad: timedelta) -> tuple[list[datetime], list[datetime]]:
-    """The stretches widened by ``pad`` each side and merged: (starts, ends), sorted."""
-    starts: list[datetime] = []
-    ends: list[datetime] = []
-    for start, end in sorted((a.astimezone(UTC), b.astimezone(UTC)) for a, b in stretches):
-        low, high = start - pad, end + pad
-        if ends and low < ends[-1]:
-            ends[-1] = max(ends[-1], high)
+def merged(stretches: Sequence[tuple[datetime, datetime]], pad: timedelta,
+           low: float = float("-inf"), high: float = float("inf")) -> tuple[list[float],
+                                                                             list[float]]:
+    """The stretches overlapping [low, high] (POSIX seconds), widened by ``pad`` each side and
+    merged: (starts, ends) as POSIX seconds, sorted. Seconds, not datetimes: comparing aware
+    datetimes asks their zone for its offset every time, which costs more than the rest."""
+    widen = pad.total_seconds()
+    spans = sorted((a - widen, b + widen) for a, b in
+                   ((start.timestamp(), end.timestamp()) for start, end in stretches)
+                   if a - widen < high and b + widen > low)
+    starts: list[float] = []
+    ends: list[float] = []
+    for start, end in spans:
+        if ends and start < ends[-1]:
+            ends[-1] = max(ends[-1], end)
         else:
-            starts.append(low)
-            ends.append(high)
+            starts.append(start)
+            ends.append(end)
     return starts, ends
+
+
+def within(busy: Sequence[Busy], low: datetime, high: datetime) -> list[Busy]:
+    """The stretches overlapping [low, high): by bisection when ``busy`` is sorted by start
+    (as ``BusyTime.busy`` promises; checked, and sorted here when not), so a year of busy
+    time costs a look at the stretches before the window, not a conversion of each."""
+    if not busy:
+        return []
+    # Compared in the stretches' own zone, datetimes compare as wall-clock values (no offset
+    # looked up); the hour's slack each side covers a fall-back hour's ambiguity.
+    zone = busy[0].start.tzinfo
+    low = low.astimezone(zone) - timedelta(hours=1)
+    high = high.astimezone(zone) + timedelta(hours=1)
+    if any(a.start > b.start for a, b in pairwise(busy)):
+        busy = sorted(busy)
+    first = bisect_left(busy, low, key=lambda b: b.start)
+    last = bisect_left(busy, high, key=lambda b: b.start)
+    return [b for b in busy[:first] if b.end > low] + list(busy[first:last])
 
 
 def candidates(rules: MeetingRules, first_day: date, last_day: date,
@@ -119,13 +144,14 @@ def candidates(rules: MeetingRules, first_day: date, last_day: date,
     day = first_day
     while day <= last_day:
         for low, high in rules.hours.ranges(day.weekday()):
+            closes = local(day, high, rules.zone)  # None: the range ends in a DST gap
             for minute in range(low, high - minutes + 1, GRID_MIN):
                 start = local(day, minute, rules.zone)
                 if start is None:
                     continue
                 start = start.astimezone(UTC)
                 slot = Slot(start, start + length)
-                if in_hours(rules, slot):
+                if (slot.end <= closes) if closes is not None else in_hours(rules, slot):
                     yield slot
         day += timedelta(days=1)
 
@@ -142,8 +168,9 @@ def free_slots(rules: MeetingRules, busy: Sequence[Busy], taken: Sequence[Slot],
     if earliest is not None:
         first = max(first, earliest.astimezone(UTC))
     pad = timedelta(minutes=rules.buffer)
-    starts, ends = merged([(b.start, b.end) for b in busy] + [(t.start, t.end) for t in taken],
-                          pad)
+    near = within(busy, first - pad, last + pad)
+    starts, ends = merged([(b.start, b.end) for b in near] + [(t.start, t.end) for t in taken],
+                          pad, first.timestamp(), last.timestamp())
     per_day = Counter(t.start.astimezone(rules.zone).date() for t in taken)
     found: list[Slot] = []
     first_day = max(first, after or first).astimezone(rules.zone).date()
@@ -156,8 +183,9 @@ def free_slots(rules: MeetingRules, busy: Sequence[Busy], taken: Sequence[Slot],
             continue  # no two offers overlap
         if per_day[slot.start.astimezone(rules.zone).date()] >= rules.per_day:
             continue
-        index = bisect_left(starts, slot.end) - 1  # the last merged stretch starting before
-        if index >= 0 and ends[index] > slot.start:
+        begin, finish = slot.start.timestamp(), slot.end.timestamp()
+        index = bisect_left(starts, finish) - 1  # the last merged stretch starting before
+        if index >= 0 and ends[index] > begin:
             continue
         found.append(slot)
         if len(found) == count:

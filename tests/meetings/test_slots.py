@@ -128,3 +128,15 @@ def test_a_rule_broken_is_named() -> None:
     assert "notice" in str(why_not(rules, Slot(soon, soon + timedelta(minutes=30)), [], [], now))
     far = datetime(2026, 7, 1, 10, tzinfo=UTC)
     assert "ahead" in str(why_not(rules, Slot(far, far + timedelta(minutes=30)), [], [], now))
+
+
+def test_busy_time_out_of_order_is_read_the_same() -> None:
+    zone = ZoneInfo("Europe/Berlin")
+    rules = MeetingRules(parse_hours("H", "Mon-Fri 09:00-17:00"), zone, notice_h=0, days=3)
+    now = datetime(2026, 6, 10, 6, tzinfo=UTC)
+    day = datetime(2026, 6, 10, 9, tzinfo=zone)
+    busy = [Busy(day + timedelta(hours=h), day + timedelta(hours=h, minutes=50))
+            for h in (5, 0, 2, 1, 3)]
+    assert free_slots(rules, busy, [], now, count=6) \
+        == free_slots(rules, sorted(busy), [], now, count=6)
+    assert free_slots(rules, busy, [], now)[0].start.astimezone(zone).hour == 13
