@@ -84,12 +84,13 @@ DeskFactory = Callable[..., Awaitable[Desk]]
 def make_desk(tmp_path: Path) -> DeskFactory:
     """``await make_desk(caldav=True, **env)``: a started bot with the folder calendar."""
 
-    async def build(caldav: bool = True, **env: Any) -> Desk:
+    async def build(caldav: bool = True, offline: bool = False, **env: Any) -> Desk:
         calendar = FolderCalendar(tmp_path / "calendar")
         settings = make_settings(tmp_path / "home", **{**ALWAYS_OPEN, **env,
                                  "TELEGRAM_ALLOWED_USERS": f"{GUEST},{SECOND_GUEST}"})
-        app = assemble(settings, models=Models(small=PurposeModel("small"),
-                                               big=PurposeModel("big")),
+        models = None if offline else Models(small=PurposeModel("small"),
+                                             big=PurposeModel("big"))
+        app = assemble(settings, models=models,
                        meeting_writer=calendar if caldav else None, meeting_busy=calendar,
                        sleep=instant)
         await app.gateway.start()
