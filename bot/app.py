@@ -40,7 +40,7 @@ from bot.meetings.busy import IcsBusyTime
 from bot.meetings.desk import MeetingDesk
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
-from bot.meetings.tool import meeting_tool
+from bot.meetings.tool import meeting_tool, move_tool
 from bot.models import Models, build_models, classify_offline
 from bot.reminders.store import Reminders
 from bot.reminders.timer import Scheduler, SchedulerDeps, build_scheduler
@@ -205,6 +205,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
                                runs=runs, run_store=store, access=access, clock=clock)
     if "propose_meeting" not in tools.names():
         tools.register(meeting_tool(meeting_chat.propose))
+        tools.register(move_tool(meeting_chat.move))
     wait_rules = WaitRules(
         guest_nodes=frozenset(("meeting", node) for node in meeting.GUEST_NODES),
         owner_nodes=frozenset(("meeting", node) for node in meeting.OWNER_NODES),

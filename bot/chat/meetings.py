@@ -47,8 +47,7 @@ class MeetingChat:
     async def propose(self, caller: Caller, topic: str, minutes: int | None = None,
                       earliest: str | None = None, latest: str | None = None) -> str:
         """Start the meeting workflow for the caller and send its offer to their chat."""
-        seed = caller.effect_key or f"{caller.platform}|{caller.chat_id}|{caller.message_id}"
-        run_id = "meet-" + hashlib.sha256(seed.encode()).hexdigest()[:20]
+        run_id = self.run_id_for(caller)
         sender = {"scope": caller.scope, "is_owner": caller.is_owner,
                   "platform": caller.platform, "chat_id": caller.chat_id,
                   "message_id": caller.message_id, "name": caller.name or caller.scope}
@@ -71,6 +70,29 @@ class MeetingChat:
         return (f"I sent {len(wait.get('options') or []) - 1} free times to this chat as "
                 "buttons; the person picks one there and the owner confirms it. Do not list "
                 "or promise times yourself.")
+
+    async def move(self, caller: Caller, earliest: str | None = None,
+                   latest: str | None = None) -> str:
+        """Reschedule in one step: cancel the caller's next booking and offer new times (a
+        replay of the same call finds its request started and cancels nothing more)."""
+        if self.run_store.run(self.run_id_for(caller)) is None:
+            mine = upcoming(self.store, caller.scope, self.clock())
+            if not mine:
+                return "There is no upcoming meeting booked through me to move."
+            try:
+                await self.cancel(mine[0], by_owner=caller.is_owner, moved=True)
+            except CalendarUnavailable:
+                return "The calendar cannot be reached just now, so nothing was moved."
+            topic = mine[0].topic
+        else:
+            topic = ""
+        return await self.propose(caller, topic, None, earliest, latest)
+
+    @staticmethod
+    def run_id_for(caller: Caller) -> str:
+        """The meeting run one tool call starts: the same on a replay of that call."""
+        seed = caller.effect_key or f"{caller.platform}|{caller.chat_id}|{caller.message_id}"
+        return "meet-" + hashlib.sha256(seed.encode()).hexdigest()[:20]
 
     def buttons(self, state: RunResult) -> list[Button]:
         """One opaque token per option of the run's open wait."""
@@ -115,7 +137,7 @@ class MeetingChat:
                                "in a moment.", False)
         return PressResult("Cancelled ✓", True, edit_text=text)
 
-    async def cancel(self, meeting: Meeting, by_owner: bool) -> str:
+    async def cancel(self, meeting: Meeting, by_owner: bool, moved: bool = False) -> str:
         """Delete the event (if a calendar holds it), record the cancel, tell the other side."""
         writer = self.desk.writer
         if writer is not None and meeting.uid:
@@ -125,15 +147,17 @@ class MeetingChat:
                               only_from=("booked",))
         what = self._when(meeting)
         by_hand = "" if writer is not None else " Please remove it from your calendar by hand."
-        if by_owner:
+        if by_owner and meeting.guest != "owner":
             await self.outbox.deliver(meeting.platform, meeting.chat_id,
                                       f"meeting-cancelled:{meeting.id}",
                                       f"The owner cancelled the meeting on {what}. Sorry! "
                                       "Ask for a new time with /meet.")
         else:
             name = shown(one_line(meeting.guest_name, 64), "markdown")
+            why = " to move it: new times are offered" if moved else ""
             await self.desk.tell_owner(meeting.platform, f"meeting-cancelled:{meeting.id}",
-                                       f"{name} cancelled the meeting on {what}.{by_hand}")
+                                       f"{name} cancelled the meeting on {what}{why}."
+                                       f"{by_hand}")
         return f"Cancelled: {what}."
 
     def _when(self, meeting: Meeting) -> str:

@@ -90,7 +90,8 @@ class MeetingDesk:
     # -- the workflow's questions ----------------------------------------------------------
     def open(self, meeting_id: str, run_id: str, request: dict[str, Any]) -> str | None:
         sender = request["sender"]
-        others = [m for m in self.store.open_of(str(sender["scope"])) if m.id != meeting_id]
+        others = [m for m in self.store.open_of(str(sender["scope"]), self.rules.hold_h * 3600)
+                  if m.id != meeting_id]
         if others and not sender.get("is_owner"):
             return ("You have a meeting request open already: pick one of its times above, "
                     "or wait for the owner's answer. One request at a time.")

@@ -54,7 +54,7 @@ MIGRATIONS: list[Migration] = [
     """),
 ]
 COLUMNS = ('id, run_id, status, guest, guest_name, platform, chat_id, topic, start, "end", '
-           "hold_until, uid, note")
+           "hold_until, uid, note, updated_at")
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,7 @@ class Meeting:
     hold_until: float | None
     uid: str | None
     note: str
+    updated_at: float = 0.0
 
     @property
     def slot(self) -> Slot | None:
@@ -91,7 +92,7 @@ class Meeting:
 def _row(row: Sequence[Any]) -> Meeting:
     start, end = (datetime.fromisoformat(v) if v else None for v in (row[8], row[9]))
     return Meeting(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], start, end,
-                   row[10], row[11], row[12])
+                   row[10], row[11], row[12], row[13])
 
 
 class MeetingStore:
@@ -116,11 +117,15 @@ class MeetingStore:
                                 (meeting_id,)).fetchone()
         return _row(row) if row else None
 
-    def open_of(self, guest: str) -> list[Meeting]:
-        """A guest's open requests (offered or held), oldest first."""
+    def open_of(self, guest: str, offer_lasts: float) -> list[Meeting]:
+        """A guest's open requests, oldest first: offered within ``offer_lasts`` seconds, or
+        held and still in their hold (a request whose run ended without closing it, a
+        cancelled or failed run, does not stay open for ever)."""
+        now = self.clock()
         rows = self.conn.execute(
-            f"SELECT {COLUMNS} FROM meetings WHERE guest = ? AND status IN ('offered', 'held')"
-            " ORDER BY created_at", (guest,)).fetchall()
+            f"SELECT {COLUMNS} FROM meetings WHERE guest = ? AND ((status = 'offered' AND"
+            " updated_at > ?) OR (status = 'held' AND hold_until > ?)) ORDER BY created_at",
+            (guest, now - offer_lasts, now)).fetchall()
         return [_row(r) for r in rows]
 
     def taken(self, but: str | None = None, now: float | None = None) -> list[Slot]:

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from bot.tools.registry import Caller
 
 Propose = Callable[[Caller, str, int | None, str | None, str | None], Awaitable[str]]
+Move = Callable[[Caller, str | None, str | None], Awaitable[str]]
 
 
 def meeting_tool(propose: Propose) -> Callable[..., Awaitable[str]]:
@@ -31,3 +32,20 @@ def meeting_tool(propose: Propose) -> Callable[..., Awaitable[str]]:
         return await propose(caller, topic, minutes, earliest, latest)
 
     return propose_meeting
+
+
+def move_tool(move: Move) -> Callable[..., Awaitable[str]]:
+    """The move_meeting tool over the chat's ``move``."""
+
+    async def move_meeting(caller: Caller, earliest: str | None = None,
+                           latest: str | None = None) -> str:
+        """Move the person's next booked meeting ("move it to Thursday"): it is cancelled and
+        new free times are offered as buttons in this chat, in one step.
+
+        Args:
+            earliest: optional ISO date or time in the owner's zone the new time starts from.
+            latest: optional ISO date or time by which the new meeting must end.
+        """
+        return await move(caller, earliest, latest)
+
+    return move_meeting

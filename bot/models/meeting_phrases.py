@@ -21,7 +21,14 @@ EXISTING = re.compile(r"\b(?:what|which|any|how many|do i have|my|today'?s)\b[^.
                       r"\b(?:meetings|appointments)\b", re.IGNORECASE)
 ABOUT = re.compile(r"\b(?:about|regarding|re:|to discuss|on the topic of)\s+(?P<topic>[^.?!\n]+)",
                    re.IGNORECASE)
+MOVE = re.compile(r"\b(?:move|reschedule|shift|push)\b[^.?!]{0,20}\b(?:it|meeting|call|"
+                  r"appointment)\b|\breschedule\b", re.IGNORECASE)
 MINUTES = re.compile(r"\b(\d{1,3}) ?min(?:ute)?s?\b|\b(an|one|1) hour\b", re.IGNORECASE)
+
+
+def is_move(text: str) -> bool:
+    """"move it to Thursday", "reschedule our meeting": a booking to move."""
+    return MOVE.search(text) is not None
 
 
 def meeting_arguments(text: str) -> dict[str, str | int] | None:

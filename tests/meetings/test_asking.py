@@ -13,7 +13,7 @@ from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
 from bot.models.meeting_phrases import meeting_arguments
 from sqlitedb import connect
-from tests.meetings.conftest import GUEST, OWNER_CHAT, DeskFactory
+from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, DeskFactory
 from tests.meetings.fake_calendar import FolderCalendar
 
 
@@ -67,3 +67,31 @@ async def test_a_forged_slot_outside_the_rules_is_refused_at_hold(tmp_path: Path
     assert desk.hold("r1", at(11, 10)) == "that time is not free any more"  # the buffer
     assert desk.hold("r1", at(11, 9)) is None
     assert [m.status for m in store.listing()] == ["held"]
+
+
+async def test_move_it_cancels_the_booking_and_offers_new_times(make_desk: DeskFactory) -> None:
+    desk = await make_desk(offline=True)
+    offer = await desk.send("/meet the budget")
+    await desk.press(offer.buttons[0], GUEST)
+    approve = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Approve")
+    await desk.press(approve, OWNER)
+    assert desk.calendar is not None and len(desk.calendar.ours()) == 1
+    reply = await desk.send("please move it to Thursday")
+    assert "pick one of the buttons" in reply.text, reply.text
+    assert desk.calendar.ours() == []
+    statuses = sorted(m.status for m in desk.app.meetings.listing())
+    assert statuses == ["cancelled", "offered"]
+    assert desk.adapter.last_buttons(GUEST)[-1].label == "None of these"
+    assert any("to move it" in t for t in desk.owner_texts())
+    new = next(m for m in desk.app.meetings.listing() if m.status == "offered")
+    assert new.topic == "the budget"
+
+
+async def test_the_owner_asking_for_themself_books_without_a_second_question(
+        make_desk: DeskFactory) -> None:
+    desk = await make_desk()
+    offer = await desk.send("/meet with Bob about hiring", OWNER)
+    await desk.press(offer.buttons[0], OWNER)
+    assert desk.calendar is not None and len(desk.calendar.ours()) == 1
+    assert [m.status for m in desk.app.meetings.listing()] == ["booked"]
+    assert not any("Approve or Decline" in t for t in desk.owner_texts())
