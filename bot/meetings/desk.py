@@ -110,7 +110,8 @@ class MeetingDesk:
                            earliest=parse_moment(request.get("earliest"), self.rules),
                            latest=parse_moment(request.get("latest"), self.rules))
         return [{"start": s.start.isoformat(), "end": s.end.isoformat(),
-                 "label": label(s, self.rules.zone)} for s in slots]
+                 "label": label(s, self.rules.zone), "offered_at": now.isoformat()}
+                for s in slots]
 
     def offer_text(self, request: dict[str, Any], slots: list[dict[str, str]],
                    note: str) -> str:
@@ -128,8 +129,13 @@ class MeetingDesk:
                       datetime.fromisoformat(slot["end"]).astimezone(self.rules.zone))
         busy = self._busy(picked.start, picked.end)
         until = self.clock() + self.rules.hold_h * 3600
+        # The notice counts from when the slot was offered (never later than now).
+        offered = min(self.now(), datetime.fromisoformat(slot.get("offered_at") or
+                                                         self.now().isoformat()))
+        if picked.start <= self.now():
+            return "that time has passed"
         return self.store.hold(meeting_id, picked, until,
-                               lambda taken: why_not(self.rules, picked, busy, taken, self.now()))
+                               lambda taken: why_not(self.rules, picked, busy, taken, offered))
 
     def held_text(self, meeting_id: str) -> str:
         meeting = self._meeting(meeting_id)
