@@ -104,6 +104,8 @@ class MeetingDesk:
         now = self.now()
         last = now + timedelta(days=self.rules.days + 1)
         minutes = int(request.get("minutes") or self.rules.minutes)
+        if not (request.get("sender") or {}).get("is_owner"):  # a guest may ask for less
+            minutes = min(minutes, self.rules.minutes)
         slots = free_slots(self.rules, self._busy(now, last), self.store.taken(meeting_id), now,
                            after=datetime.fromisoformat(after) if after else None,
                            minutes=max(5, min(minutes, 8 * 60)),
