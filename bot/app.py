@@ -27,14 +27,21 @@ from bot.access.people import People
 from bot.calendar.events import EventSource
 from bot.calendar.ics import Calendar
 from bot.calendar.owner import OwnerCalendar
+from bot.calendar.writer import BusyTime, CalendarWriter
 from bot.chat.commands import CommandHandler
-from bot.chat.decisions import Decisions
+from bot.chat.decisions import Decisions, WaitRules
 from bot.chat.gateway import AnyWorkflow, Gateway
 from bot.chat.locks import ChatLocks
+from bot.chat.meetings import CANCEL, MeetingChat
 from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.meetings.busy import IcsBusyTime
+from bot.meetings.desk import MeetingDesk
+from bot.meetings.slots import MeetingRules
+from bot.meetings.store import MeetingStore
+from bot.meetings.tool import meeting_tool, move_tool
 from bot.models import Models, build_models, classify_offline
 from bot.reminders.store import Reminders
 from bot.reminders.timer import Scheduler, SchedulerDeps, build_scheduler
@@ -47,9 +54,9 @@ from bot.tools.servers import McpServers
 from graphs import END, START, Graph, Node
 from graphs.agent_nodes import agent_node
 from graphs.codefirst import Workflow
-from graphs.runs import Runs, RunStore
+from graphs.runs import GraphWorkflow, Runs, RunStore
 from graphs.workflows import brief as brief_flow
-from graphs.workflows import content, triage
+from graphs.workflows import content, meeting, triage
 from memory.notes import Memory
 from sqlitedb import connect
 
@@ -94,6 +101,8 @@ class App:
     loop_graph: Graph
     content: Graph
     brief: Workflow
+    meeting: Graph
+    meetings: MeetingStore  # the meeting requests and bookings
     reminders: Reminders
     wakeup: Wakeup  # tells a running bot's timer of reminders set by another process
     gateway: Gateway
@@ -112,11 +121,15 @@ class App:
 
 def assemble(settings: Settings, *, models: Models | None = None,
              calendar: Calendar | None = None, clock: Callable[[], float] = time.time,
-             sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> App:
+             sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+             meeting_writer: CalendarWriter | None = None,
+             meeting_busy: BusyTime | None = None) -> App:
     """Open the database and build every part (no network is touched here).
 
     ``models`` and ``calendar`` replace the configured ones; ``clock`` and ``sleep`` pace the
-    owner notifier's and the pairing prompts' hourly limits (tests pass fakes).
+    owner notifier's and the pairing prompts' hourly limits and the meetings' retries (tests
+    pass fakes); ``meeting_writer`` / ``meeting_busy`` are the calendar the meetings book in
+    and read busy time from (default: none to write, busy time from the ``.ics``).
     """
     settings.traces_dir.mkdir(parents=True, exist_ok=True)
     memory = Memory(connect(settings.database))
@@ -156,13 +169,29 @@ def assemble(settings: Settings, *, models: Models | None = None,
         small=models.small, big=models.big, loop=run_loop,
         notes_tools=build_fact_tools(memory), make_caller=caller_from_sender,
         read_agenda=owner.agenda_for, save_note=memory.add, prompts=prompts))
+    meetings = MeetingStore(connect(settings.database), clock=clock)
+
+    async def tell_owner(origin: str, key: str, text: str) -> None:
+        """A meeting's notice to the owner, once per key."""
+        platform = notifier.targets(origin)[0]
+        await outbox.deliver(platform, await notifier.owner_chat(platform), key, text)
+
+    rules = MeetingRules.from_settings(settings, owner.zone())
+    # Integration: with CalDAV, busy time and the writer come from the owner's calendar
+    # (``owner.busy`` / ``owner.writer``); until then the .ics is read for busy time.
+    desk = MeetingDesk(meetings, rules, meeting_busy or IcsBusyTime(calendar, owner.zone()),
+                       meeting_writer, tell_owner, clock=clock, sleep=sleep)
+    meeting_graph = meeting.build(meeting.MeetingDeps(
+        desk=desk, offer_expires=rules.hold_h * 3600, hold_expires=rules.hold_h * 3600))
+    meeting_flow = GraphWorkflow(meeting_graph, max_steps=4 * meeting.MAX_ROUNDS)  # paging
     workflows: dict[str, AnyWorkflow] = {
-        w.name: w for w in (triage_graph, loop_graph, content_graph, brief)}
+        w.name: w for w in (triage_graph, loop_graph, content_graph, brief, meeting_flow)}
     store = RunStore(settings.database)
     runs = Runs(store, traces_dir=settings.traces_dir)  # each run's JSONL trace as it stops
     for graph in (triage_graph, loop_graph, content_graph):
         runs.register(graph)
     runs.register(brief)
+    runs.register(meeting_flow)
 
     reminders = Reminders(connect(settings.database))
     wakeup = Wakeup(settings.home / "wake.sock")
@@ -173,15 +202,24 @@ def assemble(settings: Settings, *, models: Models | None = None,
     locks = ChatLocks()
     strangers = Strangers(settings, ledger, outbox, people, notifier.owner_chat, clock=clock,
                           sleep=sleep)
+    meeting_chat = MeetingChat(store=meetings, desk=desk, ledger=ledger, outbox=outbox,
+                               runs=runs, run_store=store, access=access, clock=clock)
+    if "propose_meeting" not in tools.names():
+        tools.register(meeting_tool(meeting_chat.propose))
+        tools.register(move_tool(meeting_chat.move))
+    wait_rules = WaitRules(
+        guest_nodes=frozenset(("meeting", node) for node in meeting.GUEST_NODES),
+        owner_nodes=frozenset(("meeting", node) for node in meeting.OWNER_NODES),
+        handlers={CANCEL: meeting_chat.press})
     decisions = Decisions(ledger=ledger, outbox=outbox, store=store, runs=runs, access=access,
-                          strangers=strangers, locks=locks)
+                          strangers=strangers, locks=locks, notifier=notifier, rules=wait_rules)
     gateway = Gateway(
         settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store, runs=runs,
         access=access, notifier=notifier,
         chat_workflow=triage_graph if settings.graph_workflows else loop_graph,
         workflows=workflows, today=owner.today, commands=CommandHandler(memory, reminders),
         strangers=strangers, decisions=decisions, locks=locks, start_tools=mcp.start,
-        make_files=lambda: attachments_for(settings))
+        make_files=lambda: attachments_for(settings), meetings=meeting_chat)
 
     async def owner_chat() -> tuple[str, str]:
         """The owner's platform and direct chat, as the notifier reaches them."""
@@ -200,7 +238,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
                runs=runs, models=models, owner=owner, access=access, people=people,
                notifier=notifier, tools=tools, mcp=mcp, prompts=prompts, triage=triage_graph,
                loop_graph=loop_graph, content=content_graph, brief=brief,
-               reminders=reminders, wakeup=wakeup, gateway=gateway, scheduler=scheduler)
+               meeting=meeting_graph, meetings=meetings, reminders=reminders, wakeup=wakeup,
+               gateway=gateway, scheduler=scheduler)
 
 
 async def daily_backup_of(home: Path, day: str, keep: int) -> Path:

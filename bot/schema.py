@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bot.access import people
 from bot.delivery import ledger, notifier
+from bot.meetings import store as meetings
 from bot.models import costs
 from bot.reminders import store as reminders
 from graphs.runs import schema as runs_schema
@@ -32,6 +33,7 @@ MIGRATIONS_BY_OWNER: dict[str, Sequence[Migration]] = {
     "bot.access.people": people.MIGRATIONS,
     "bot.models.costs": costs.MIGRATIONS,
     "bot.reminders.store": reminders.MIGRATIONS,
+    "bot.meetings.store": meetings.MIGRATIONS,
 }
 
 

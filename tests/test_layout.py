@@ -113,22 +113,23 @@ def test_arrows_point_one_way() -> None:
 # ``memory`` and ``sqlitedb`` lie below all of them. ``adapters.base`` is the adapters'
 # protocol and the platform-neutral message types, the vocabulary every floor speaks.
 BELOW_THE_TOP = {"access", "adapters.base", "calendar", "chat", "config", "delivery", "media",
-                 "models", "reminders", "schema", "tools"}
+                 "meetings", "models", "reminders", "schema", "tools"}
 FOLDER_MAY_IMPORT: dict[str, set[str]] = {
     "cli": BELOW_THE_TOP | {"adapters", "app", "backups", "dashboard", "service",
                             "setup"},  # the commands
     "app": BELOW_THE_TOP | {"backups"},  # the one assembler
     "backups": {"schema"},  # backup files, restores, the database's upgrade
     "service": set(),  # the systemd unit and sd_notify: nothing of bot
-    "schema": {"access", "delivery", "models", "reminders"},  # the tables' one registry
+    "schema": {"access", "delivery", "meetings", "models", "reminders"},  # the tables' registry
     "setup": {"adapters", "adapters.base", "calendar", "config", "media", "models", "schema",
               "tools"},
     "adapters": {"adapters.base", "chat", "config", "delivery", "media"},
     "dashboard": {"chat", "config", "models"},
-    "chat": {"access", "adapters.base", "calendar", "config", "delivery", "media", "models",
-             "reminders", "tools"},
+    "chat": {"access", "adapters.base", "calendar", "config", "delivery", "media", "meetings",
+             "models", "reminders", "tools"},
     "access": {"adapters.base", "config", "delivery"},
     "reminders": {"calendar", "config", "models", "tools"},
+    "meetings": {"calendar", "config", "tools"},  # rules, slots, requests, booking
     "media": {"adapters.base", "config", "models"},
     "delivery": {"adapters.base", "config", "tools"},
     "tools": {"adapters.base", "calendar", "config", "models"},

@@ -22,6 +22,7 @@ PLAIN_COMMANDS: list[tuple[str, str, str]] = [
     ("forget", "delete a note: /forget ID", "ID"),
     ("cancel", "cancel this chat's waiting run", ""),
     ("reminders", "this chat's reminders; /reminders cancel ID", ""),
+    ("meetings", "your upcoming meetings, each with a Cancel button", ""),
 ]
 
 COMMANDS: list[tuple[str, str]] = [
@@ -55,6 +56,7 @@ HELP_TEXT = """I'm Frontdesk, a front-desk assistant. Write to me in plain words
 - "remember that …" saves a note; ask me about it later;
 - "remind me at 17:00 to …" or "every Monday at 9 remind me to …" sets a reminder;
 - ask about today's agenda or your schedule;
+- "can we meet next week?" (or /meet) offers free times with the owner;
 - anything urgent is passed on to the owner at once.
 """ + commands_line()
 

@@ -16,14 +16,17 @@ so it is kept with the decision before the run resumes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.access.allowlist import Access
 from bot.access.pairing import Strangers, is_pairing
 from bot.adapters.base import Accepted, Button, PressResult, Reply
+from bot.chat.approval_relay import ASKED, ask_owner
 from bot.chat.locks import ChatLocks
 from bot.delivery.ledger import ButtonTarget, Ledger
+from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
 from graphs import RunResult, cost_totals
 from graphs.runs import Runs, RunStore
@@ -46,6 +49,19 @@ def outcome_key(run_id: str, wait_key: str) -> str:
 
 
 @dataclass(frozen=True)
+class WaitRules:
+    """Which waits are not only the owner's: a workflow's waits its guest answers (by their
+    own press), the waits relayed to the owner's chat when a guest's run asks them, and the
+    buttons with no run behind them that a named handler takes (``run_id`` prefix ->
+    handler of the press: target, platform, user id -> the presser's answer)."""
+
+    guest_nodes: frozenset[tuple[str, str]] = frozenset()  # (workflow, node)
+    owner_nodes: frozenset[tuple[str, str]] = frozenset()  # (workflow, node), relayed
+    handlers: Mapping[str, Callable[[ButtonTarget, str, str], Awaitable[PressResult]]] = \
+        field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Decided:
     """What a press comes to: the answer to the presser, and the message a stranger the
     owner just allowed was waiting with (the gateway answers it), if any."""
@@ -58,9 +74,35 @@ class Decisions:
     """Presses, owed outcomes and expiries over the run layer; replies from run states."""
 
     def __init__(self, *, ledger: Ledger, outbox: Outbox, store: RunStore, runs: Runs,
-                 access: Access, strangers: Strangers, locks: ChatLocks) -> None:
+                 access: Access, strangers: Strangers, locks: ChatLocks,
+                 notifier: OwnerNotifier | None = None, rules: WaitRules | None = None) -> None:
         self.ledger, self.outbox, self.store, self.runs = ledger, outbox, store, runs
         self.access, self.strangers, self.locks = access, strangers, locks
+        self.notifier, self.rules = notifier, rules or WaitRules()
+
+    async def outcome(self, state: RunResult, default_route: str) -> Reply:
+        """What a run's state says to its chat, once a wait only the owner answers is relayed:
+        a guest's run asking the owner sends the question to the owner's chat (once per
+        wait) and tells the guest (``told_guest`` in the state, else the usual sentence)."""
+        wait = state.waits[0] if state.status == "waiting" and state.waits else None
+        run = self.store.run(state.run_id) if wait is not None and state.run_id else None
+        if wait is None or run is None or self.notifier is None \
+                or (run.workflow, str(wait.get("node"))) not in self.rules.owner_nodes \
+                or run.meta.get("user") == "owner":
+            return self.reply_from(state, default_route)
+        await ask_owner(self.notifier, self.outbox, str(run.meta.get("platform", "")),
+                        run.id, wait, self.buttons)
+        told = str(state.get("told_guest") or ASKED)
+        return Reply(told, default_route, run_id=state.run_id)
+
+    def guest_may_answer(self, target: ButtonTarget, platform: str, user_id: str) -> bool:
+        """A guest's press on a wait of their own run that the workflow lets its guest
+        answer (the meeting's slot buttons)."""
+        wait = self.store.wait(target.run_id, target.wait_key)
+        run = self.store.run(target.run_id)
+        return wait is not None and run is not None \
+            and (run.workflow, wait.node) in self.rules.guest_nodes \
+            and run.meta.get("user") == f"{platform}:{user_id}"
 
     def reply_from(self, state: RunResult, default_route: str) -> Reply:
         """What a run's state says to its chat (its question and buttons, its answer, or the
@@ -95,14 +137,22 @@ class Decisions:
         target = self.ledger.button(token)
         if target is None:
             return Decided(PressResult("This button is not valid (anymore).", False))
+        handler = next((h for prefix, h in self.rules.handlers.items()
+                        if target.run_id.startswith(prefix)), None)
+        if handler is not None:  # e.g. a meeting's Cancel: the handler checks who may
+            return Decided(await handler(target, platform, user_id))
+        by = "owner"
         if self.access.level(platform, user_id) != "owner":
-            return Decided(PressResult(NOT_OWNER, False))
+            if not self.access.level(platform, user_id) \
+                    or not self.guest_may_answer(target, platform, user_id):
+                return Decided(PressResult(NOT_OWNER, False))
+            by = f"{platform}:{user_id}"
         if is_pairing(target):  # Allow / Block for a stranger: no run behind it
             return Decided(*self.strangers.press(target))
-        return Decided(await self._decide(target, platform, press_id))
+        return Decided(await self._decide(target, platform, press_id, by))
 
     async def _decide(self, target: ButtonTarget, platform: str,
-                      press_id: str | None) -> PressResult:
+                      press_id: str | None, by: str = "owner") -> PressResult:
         """The owner's press on a run's wait, under the lock of the run's chat."""
         run = self.store.run(target.run_id)
         where = (str(run.meta.get("platform", platform)), str(run.meta.get("chat_id", ""))) \
@@ -122,11 +172,11 @@ class Decisions:
             else:
                 if press_id is not None:  # kept first: a crash after the resume finds it
                     self.ledger.set_cursor(pressed, press_id)
-                state = await self.runs.resume(target.run_id, target.answer, "owner",
+                state = await self.runs.resume(target.run_id, target.answer, by,
                                                key=target.wait_key, reply_key=outcome)
                 if state.already_answered:  # another press won the race
                     return PressResult(STALE["answered"], False)
-            reply = self.reply_from(state, default_route="command")
+            reply = await self.outcome(state, default_route="command")
             await self.outbox.deliver(*where, outcome, reply.text, reply.buttons)
         return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
 
@@ -139,7 +189,7 @@ class Decisions:
             key = str(wait.reply_key)
             if "chat_id" not in wait.meta or self.ledger.parts(*where, key):
                 continue
-            reply = self.reply_from(self.runs.load(wait.run_id), default_route="command")
+            reply = await self.outcome(self.runs.load(wait.run_id), default_route="command")
             await self.outbox.deliver(*where, key, reply.text, reply.buttons)
             owed += 1
         return owed
@@ -151,7 +201,7 @@ class Decisions:
             run = self.store.run(state.run_id or "")
             if run is None or "chat_id" not in run.meta:
                 continue
-            reply = self.reply_from(state, default_route="command")
+            reply = await self.outcome(state, default_route="command")
             nth = len(self.store.waits("expired", run.id))  # one notice per expired wait
             await self.outbox.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
                                       f"expired:{run.id}:{nth}", reply.text, reply.buttons)

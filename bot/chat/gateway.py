@@ -26,6 +26,7 @@ from bot.chat.approval_relay import ask_owner, relayed_wait
 from bot.chat.commands import Command, CommandHandler, parse
 from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
 from bot.chat.locks import ChatLocks
+from bot.chat.meetings import MeetingChat
 from bot.chat.senders import history_key, run_id_for, scope_of, sender_of, storable
 from bot.chat.workflow_commands import (
     WORKFLOW_COMMANDS,
@@ -67,7 +68,8 @@ class Gateway:
                  today: Callable[[], str], commands: CommandHandler, strangers: Strangers,
                  decisions: Decisions, locks: ChatLocks,
                  start_tools: Callable[[], Awaitable[None]],
-                 make_files: Callable[[], Attachments]) -> None:
+                 make_files: Callable[[], Attachments],
+                 meetings: MeetingChat | None = None) -> None:
         """``chat_workflow`` answers a plain message (triage, or the plain agent loop);
         ``workflows`` by name start the workflow commands and the briefing; ``today`` is the
         owner's ISO date; ``start_tools`` starts the MCP servers; ``make_files`` builds the
@@ -79,6 +81,7 @@ class Gateway:
         self.commands, self.strangers, self.decisions = commands, strangers, decisions
         self.locks = locks  # shared with the decisions: one thing at a time per chat
         self.start_tools, self.make_files = start_tools, make_files
+        self.meetings = meetings  # /meetings: a person's bookings with Cancel buttons
         self._files: Attachments | None = None
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
         self.answering: set[asyncio.Task[None]] = set()  # messages of people just allowed
@@ -316,6 +319,8 @@ class Gateway:
         started = WORKFLOW_COMMANDS.get(command.name)
         if started is not None:
             return await self._workflow_command(msg, started, command.argument, is_owner)
+        if command.name == "meetings" and self.meetings is not None:
+            return self.meetings.listing(scope_of(msg, is_owner), is_owner)
         text = await self.commands.handle(command, scope_of(msg, is_owner),
                                           lambda: self._cancel(msg, is_owner),
                                           where=(msg.platform, msg.chat_id), is_owner=is_owner)
@@ -326,7 +331,7 @@ class Gateway:
         """/draft, /brief, …: the owner check, the argument, then the workflow's run."""
         if command.owner_only and not is_owner:
             return Reply(NOT_OWNER, "command")
-        if command.argument and not argument:
+        if command.argument and command.argument_required and not argument:
             return Reply(command.missing_argument, "command")
 
         def make_input() -> dict[str, Any]:
@@ -334,7 +339,7 @@ class Gateway:
             return command.input(CommandRequest(argument, sender, self.today()))
 
         state = await self._run(msg, self.workflows[command.workflow], make_input)
-        return self.decisions.reply_from(state, default_route="command")
+        return await self.decisions.outcome(state, default_route="command")
 
     async def brief(self, platform: str, chat_id: str, run_id: str) -> Reply:
         """The morning briefing (a code workflow) in this chat, or run ``run_id`` as it stands."""

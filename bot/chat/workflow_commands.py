@@ -37,6 +37,7 @@ class WorkflowCommand:
     owner_only: bool = True
     argument: str = ""  # what it takes after its name, as /help shows it ("" for nothing)
     missing_argument: str = ""  # the reply when the argument it needs is missing
+    argument_required: bool = True  # False: the argument may be left out (/meet [TOPIC])
 
     @property
     def usage(self) -> str:
@@ -61,6 +62,11 @@ def brief_input(request: CommandRequest) -> dict[str, Any]:
                           str(request.sender["chat_id"]))
 
 
+def meet_input(request: CommandRequest) -> dict[str, Any]:
+    """/meet [TOPIC]: the meeting workflow offers free times to whoever asked."""
+    return {"topic": request.argument, "sender": request.sender}
+
+
 WORKFLOW_COMMANDS: dict[str, WorkflowCommand] = {command.name: command for command in [
     WorkflowCommand(
         "draft", workflow="content", input=draft_input, argument="BRIEF",
@@ -69,4 +75,7 @@ WORKFLOW_COMMANDS: dict[str, WorkflowCommand] = {command.name: command for comma
                           "to Ann for the flowers, under 80 words.")),
     WorkflowCommand("brief", workflow="brief", input=brief_input,
                     description="owner only: your morning briefing"),
+    WorkflowCommand("meet", workflow="meeting", input=meet_input, argument="[TOPIC]",
+                    owner_only=False, argument_required=False,
+                    description="ask for a meeting with the owner: /meet [topic]"),
 ]}

@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     reminders.add_argument("action", nargs="?", choices=["cancel"], metavar="cancel")
     reminders.add_argument("id", nargs="?", metavar="ID")
 
+    meetings = sub.add_parser("meetings", help="meeting requests and bookings, soonest first")
+    meetings.add_argument("--json", action="store_true", help="print a JSON list only")
+
     tools = sub.add_parser("tools", help="every tool (built-in and MCP), who may use it, "
                                          "whether it asks the owner first")
     tools.add_argument("--json", action="store_true", help="print a JSON list only")

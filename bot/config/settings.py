@@ -11,8 +11,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import time
 from pathlib import Path
+from typing import Any
 
 from bot.config import values
+from bot.config.meeting_hours import WeeklyHours, parse_hours
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,15 @@ class Settings:
     # MCP tools (bot.tools.mcp_client): the servers file, and the time one call may take
     mcp_config: str | None = None  # None: mcp.json in FRONTDESK_HOME when it exists
     mcp_timeout: float = 30.0
+
+    # Meetings (bot.meetings): the owner's rules for the times a guest may book
+    meeting_hours: WeeklyHours = field(default_factory=lambda: parse_hours("", None))
+    meeting_minutes: int = 30  # FRONTDESK_MEETING_MINUTES: a meeting's length
+    meeting_buffer: int = 10  # minutes kept free before and after every event
+    meeting_notice: float = 4.0  # hours: the earliest start, counted from the offer
+    meeting_days: int = 14  # calendar days ahead, today the first
+    meetings_per_day: int = 4  # Frontdesk's bookings on one day at most
+    meeting_hold: float = 24.0  # hours a picked slot is held for the owner's answer
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -144,6 +155,7 @@ class Settings:
             mcp_config=get("FRONTDESK_MCP_CONFIG"),
             mcp_timeout=values.positive("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"),
                                         30.0),
+            **meeting_settings(get),
         )
 
     def check_files(self) -> None:
@@ -173,6 +185,29 @@ class Settings:
         values = [self.anthropic_api_key, self.openai_api_key, self.telegram_bot_token,
                   self.discord_bot_token, self.caldav_password]
         return [v for v in values if v]
+
+
+def meeting_settings(get: Callable[[str], str | None]) -> dict[str, Any]:
+    """The FRONTDESK_MEETING_* rules, each checked like the others."""
+    return {
+        "meeting_hours": parse_hours("FRONTDESK_MEETING_HOURS", get("FRONTDESK_MEETING_HOURS")),
+        "meeting_minutes": values.whole("FRONTDESK_MEETING_MINUTES",
+                                        get("FRONTDESK_MEETING_MINUTES"), 30, low=5, high=720,
+                                        example="30"),
+        "meeting_buffer": values.whole("FRONTDESK_MEETING_BUFFER",
+                                       get("FRONTDESK_MEETING_BUFFER"), 10, low=0, high=240,
+                                       example="10"),
+        "meeting_notice": values.number("FRONTDESK_MEETING_NOTICE",
+                                        get("FRONTDESK_MEETING_NOTICE"), unit="hours",
+                                        example="4") if get("FRONTDESK_MEETING_NOTICE") else 4.0,
+        "meeting_days": values.whole("FRONTDESK_MEETING_DAYS", get("FRONTDESK_MEETING_DAYS"), 14,
+                                     low=1, high=366, example="14"),
+        "meetings_per_day": values.whole("FRONTDESK_MEETINGS_PER_DAY",
+                                         get("FRONTDESK_MEETINGS_PER_DAY"), 4, low=1, high=48,
+                                         example="4"),
+        "meeting_hold": values.positive("FRONTDESK_MEETING_HOLD", get("FRONTDESK_MEETING_HOLD"),
+                                        24.0, "hours", "24"),
+    }
 
 
 def check_read_elsewhere(get: Callable[[str], str | None]) -> None:

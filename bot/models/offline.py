@@ -27,6 +27,7 @@ from bot.models.base import (
     resolve_observer,
 )
 from bot.models.intent_rules import intent_of, is_question, is_urgent, social_kind
+from bot.models.meeting_phrases import is_move, meeting_arguments
 from bot.models.reminder_phrases import tool_arguments as reminder_arguments
 from bot.models.vision import OFFLINE_IMAGES
 from graphs.protocols import parse_json_object
@@ -106,6 +107,10 @@ def agent_step(messages: Sequence[Message],
                                               {"text": remember.group("text").strip()})]
     if is_urgent(text) and "notify_owner" in offered:
         return "Letting the owner know.", [ToolCall(call_id, "notify_owner", {"message": text})]
+    if "move_meeting" in offered and is_move(text):
+        return "Moving the meeting.", [ToolCall(call_id, "move_meeting", {})]
+    if "propose_meeting" in offered and (meeting := meeting_arguments(text)) is not None:
+        return "Looking for a time.", [ToolCall(call_id, "propose_meeting", dict(meeting))]
     if AGENDA.search(text) and "agenda" in offered:
         lowered = text.lower()
         hours = 168 if "week" in lowered else 48 if "tomorrow" in lowered else 0  # 0: today
@@ -138,6 +143,10 @@ def _compose(messages: Sequence[Message]) -> str:
             parts.append(f"Your agenda:\n{observation}")
         elif call.name == "search_notes":
             parts.append(f"From your notes:\n{observation}")
+        elif call.name in ("propose_meeting", "move_meeting") \
+                and observation.startswith("I sent"):
+            parts.append("Here are some free times: pick one of the buttons, and the owner "
+                         "will confirm it.")
         elif call.name == "notify_owner":
             parts.append(f"I've let the owner know. {observation}")
         else:

@@ -1,0 +1,169 @@
+"""Meetings in the chat: the model's ``propose_meeting``, ``/meetings`` with its Cancel buttons,
+and a press on Cancel.
+
+``propose`` starts the ``meeting`` workflow (``graphs.workflows.meeting``) for whoever wrote,
+with a run id derived from the tool call (a replay after a crash continues that run, never a
+second), and sends its offer — the slots as buttons — to that chat. ``listing`` shows a
+person's own upcoming bookings (the owner sees all that Frontdesk made), each with a Cancel
+button; ``press`` takes a Cancel from that person or the owner and deletes the event exactly
+once (the calendar's ``cancel`` by UID is idempotent, and the record moves from ``booked``
+only once), then tells the owner (or the guest, when the owner cancelled).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bot.access.allowlist import Access
+from bot.access.pairing import first_words
+from bot.adapters.base import Button, PressResult, Reply
+from bot.calendar.writer import CalendarUnavailable
+from bot.config.text import one_line, shown
+from bot.delivery.ledger import ButtonTarget, Ledger
+from bot.delivery.outbox import Outbox
+from bot.meetings.desk import MeetingDesk, upcoming, when
+from bot.meetings.store import Meeting, MeetingStore
+from bot.tools.registry import Caller
+from graphs import RunResult
+from graphs.runs import Runs, RunStore
+
+CANCEL = "meeting-cancel:"  # the run id prefix of a Cancel button (no run behind it)
+WORKFLOW = "meeting"
+
+
+class MeetingChat:
+    """The meetings' chat side: start a request, list bookings, cancel one."""
+
+    def __init__(self, *, store: MeetingStore, desk: MeetingDesk, ledger: Ledger,
+                 outbox: Outbox, runs: Runs, run_store: RunStore, access: Access,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.store, self.desk, self.ledger, self.outbox = store, desk, ledger, outbox
+        self.runs, self.run_store, self.access, self.clock = runs, run_store, access, clock
+
+    # -- propose_meeting -------------------------------------------------------------------
+    async def propose(self, caller: Caller, topic: str, minutes: int | None = None,
+                      earliest: str | None = None, latest: str | None = None) -> str:
+        """Start the meeting workflow for the caller and send its offer to their chat."""
+        run_id = self.run_id_for(caller)
+        sender = {"scope": caller.scope, "is_owner": caller.is_owner,
+                  "platform": caller.platform, "chat_id": caller.chat_id,
+                  "message_id": caller.message_id, "name": caller.name or caller.scope}
+        if self.run_store.run(run_id) is not None:
+            state = self.runs.load(run_id)
+        else:
+            self.ledger.file_run(run_id, caller.platform, caller.chat_id)
+            meta = {"platform": caller.platform, "chat_id": caller.chat_id,
+                    "user": caller.scope, "name": sender["name"], "words": first_words(topic)}
+            state = await self.runs.start(WORKFLOW, {"topic": topic, "sender": sender,
+                                                     "minutes": minutes, "earliest": earliest,
+                                                     "latest": latest},
+                                          run_id=run_id, meta=meta)
+        if state.status != "waiting" or not state.waits:
+            return str(state.get("reply") or "I could not look for a time just now.")
+        wait = state.waits[0]
+        await self.outbox.deliver(caller.platform, caller.chat_id,
+                                  f"meeting-offer:{run_id}:{wait['key']}",
+                                  str(wait.get("question") or ""), self.buttons(state))
+        return (f"I sent {len(wait.get('options') or []) - 1} free times to this chat as "
+                "buttons; the person picks one there and the owner confirms it. Do not list "
+                "or promise times yourself.")
+
+    async def move(self, caller: Caller, earliest: str | None = None,
+                   latest: str | None = None) -> str:
+        """Reschedule in one step: cancel the caller's next booking and offer new times (a
+        replay of the same call finds its request started and cancels nothing more)."""
+        if self.run_store.run(self.run_id_for(caller)) is None:
+            mine = upcoming(self.store, caller.scope, self.clock())
+            if not mine:
+                return "There is no upcoming meeting booked through me to move."
+            try:
+                await self.cancel(mine[0], by_owner=caller.is_owner, moved=True)
+            except CalendarUnavailable:
+                return "The calendar cannot be reached just now, so nothing was moved."
+            topic = mine[0].topic
+        else:
+            topic = ""
+        return await self.propose(caller, topic, None, earliest, latest)
+
+    @staticmethod
+    def run_id_for(caller: Caller) -> str:
+        """The meeting run one tool call starts: the same on a replay of that call."""
+        seed = caller.effect_key or f"{caller.platform}|{caller.chat_id}|{caller.message_id}"
+        return "meet-" + hashlib.sha256(seed.encode()).hexdigest()[:20]
+
+    def buttons(self, state: RunResult) -> list[Button]:
+        """One opaque token per option of the run's open wait."""
+        wait = state.waits[0]
+        return [Button(option, self.ledger.button_token(state.run_id or "", str(wait["key"]),
+                                                        option, option))
+                for option in wait.get("options") or []]
+
+    # -- /meetings ---------------------------------------------------------------------------
+    def listing(self, scope: str, is_owner: bool) -> Reply:
+        """The person's upcoming bookings (the owner: all of Frontdesk's), each cancellable."""
+        found = upcoming(self.store, None if is_owner else scope, self.clock())
+        if not found:
+            return Reply("No upcoming meetings booked through me. Ask for one with /meet.",
+                         "command")
+        lines, buttons = ["Upcoming meetings:"], []
+        for number, meeting in enumerate(found[:20], start=1):
+            who = f" with {shown(one_line(meeting.guest_name, 64), 'markdown')}" \
+                if is_owner else ""
+            lines.append(f"{number}. {self._when(meeting)}{who}: "
+                         f"{shown(one_line(meeting.topic, 80), 'markdown') or '(no topic)'}")
+            label = f"Cancel {number}"
+            buttons.append(Button(label, self.ledger.button_token(
+                f"{CANCEL}{meeting.id}", "cancel", "Cancel", label)))
+        return Reply("\n".join(lines), "command", buttons=buttons)
+
+    async def press(self, target: ButtonTarget, platform: str, user_id: str) -> PressResult:
+        """A Cancel press: the meeting's guest or the owner; the event deleted exactly once."""
+        meeting = self.store.get(target.run_id.removeprefix(CANCEL))
+        level = self.access.level(platform, user_id)
+        if meeting is None or level is None:
+            return PressResult("This button is not valid (anymore).", False)
+        is_owner = level == "owner"
+        if not is_owner and meeting.guest != f"{platform}:{user_id}":
+            return PressResult("Only the owner or the guest can cancel this meeting.", False)
+        if meeting.status != "booked":
+            return PressResult("This meeting was cancelled already.", False)
+        try:
+            text = await self.cancel(meeting, is_owner)
+        except CalendarUnavailable:
+            return PressResult("The calendar cannot be reached just now; please try again "
+                               "in a moment.", False)
+        return PressResult("Cancelled ✓", True, edit_text=text)
+
+    async def cancel(self, meeting: Meeting, by_owner: bool, moved: bool = False) -> str:
+        """Delete the event (if a calendar holds it), record the cancel, tell the other side."""
+        writer = self.desk.writer
+        if writer is not None and meeting.uid:
+            await writer.cancel(meeting.uid)  # False: gone already (a second try)
+        self.store.set_status(meeting.id, "cancelled", note="cancelled by "
+                              + ("the owner" if by_owner else "the guest"),
+                              only_from=("booked",))
+        what = self._when(meeting)
+        by_hand = "" if writer is not None else " Please remove it from your calendar by hand."
+        if by_owner and meeting.guest != "owner":
+            await self.outbox.deliver(meeting.platform, meeting.chat_id,
+                                      f"meeting-cancelled:{meeting.id}",
+                                      f"The owner cancelled the meeting on {what}. Sorry! "
+                                      "Ask for a new time with /meet.")
+        else:
+            name = shown(one_line(meeting.guest_name, 64), "markdown")
+            why = " to move it: new times are offered" if moved else ""
+            await self.desk.tell_owner(meeting.platform, f"meeting-cancelled:{meeting.id}",
+                                       f"{name} cancelled the meeting on {what}{why}."
+                                       f"{by_hand}")
+        return f"Cancelled: {what}."
+
+    def _when(self, meeting: Meeting) -> str:
+        return when(meeting.slot, self.desk.rules.zone) if meeting.slot else "(no time)"
+
+
+def meeting_json(meetings: list[Meeting]) -> list[dict[str, Any]]:
+    """``frontdesk meetings --json``."""
+    return [meeting.to_json() for meeting in meetings]

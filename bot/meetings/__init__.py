@@ -1,0 +1,1 @@
+"""Meetings: the owner's rules, free slots, the requests' records and the booking services."""

@@ -1,0 +1,272 @@
+"""The meeting workflow's services: the request's record, the slots, the texts, and Book.
+
+``MeetingDesk`` implements ``graphs.workflows.meeting.MeetingDesk`` over the store, the rules,
+the owner's busy time (the local copy: never the network while offering) and, when CalDAV is
+configured, the writable calendar. Book is where "exactly once" is kept: the event's UID is
+derived from the request, so it is looked up (``exists``) before anything else; the slot is
+then checked against the calendar as it is now (``busy_now``) and created with
+``If-None-Match`` (``create``). A calendar that cannot be reached is tried again with backoff
+(the owner told once that it is pending), up to a bound, then the request ends visibly.
+Without a writable calendar the owner gets the event's ``.ics`` to add by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any
+
+from bot.calendar.writer import Busy, BusyTime, CalendarUnavailable, CalendarWriter
+from bot.config.text import one_line, shown
+from bot.meetings.event import event_ics, uid_for
+from bot.meetings.slots import MeetingRules, Slot, free_slots, why_not
+from bot.meetings.store import Meeting, MeetingStore
+
+log = logging.getLogger(__name__)
+RETRY_DELAYS = (5.0, 15.0, 45.0, 120.0)  # seconds between tries of an unreachable calendar
+NEARBY = timedelta(hours=1)
+TellOwner = Callable[[str, str, str], Awaitable[None]]  # (origin platform, outbox key, text)
+
+
+def zone_name(zone: tzinfo) -> str:
+    """The zone's IANA name ('Europe/Berlin') where it has one."""
+    return str(getattr(zone, "key", zone))
+
+
+def label(slot: Slot, zone: tzinfo) -> str:
+    """A slot as its button shows it: day and start in the owner's zone, e.g. 'Tue 3 Mar 10:00'."""
+    start = slot.start.astimezone(zone)
+    return f"{start:%a} {start.day} {start:%b %H:%M}"
+
+
+def when(slot: Slot, zone: tzinfo) -> str:
+    """'Tue 3 Mar 2026, 10:00–10:30 (Europe/Berlin)'."""
+    start, end = slot.start.astimezone(zone), slot.end.astimezone(zone)
+    return (f"{start:%a} {start.day} {start:%b %Y}, {start:%H:%M}–{end:%H:%M} "
+            f"({zone_name(zone)})")
+
+
+def parse_moment(text: Any, rules: MeetingRules) -> datetime | None:
+    """An ISO date or time the model gave (``earliest``/``latest``), in the owner's zone."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=rules.zone)
+
+
+@dataclass
+class MeetingDesk:
+    """The workflow's desk: records, slots, texts and the booking, for one owner."""
+
+    store: MeetingStore
+    rules: MeetingRules
+    busy_time: BusyTime  # the local copy (CalDAV's, else the .ics): offers and holds
+    writer: CalendarWriter | None  # None: no CalDAV, the owner adds the event by hand
+    tell_owner: TellOwner
+    clock: Callable[[], float] = time.time
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    retry_delays: Sequence[float] = RETRY_DELAYS
+    summary: str = "Meeting with {name}: {topic}"
+
+    @property
+    def zone_name(self) -> str:
+        return zone_name(self.rules.zone)
+
+    def now(self) -> datetime:
+        """Now, in UTC (where comparing times is exact)."""
+        return datetime.fromtimestamp(self.clock(), UTC)
+
+    def _busy(self, start: datetime, end: datetime) -> list[Busy]:
+        pad = timedelta(minutes=self.rules.buffer)
+        return self.busy_time.busy(start.astimezone(UTC) - pad, end.astimezone(UTC) + pad)
+
+    # -- the workflow's questions ----------------------------------------------------------
+    def open(self, meeting_id: str, run_id: str, request: dict[str, Any]) -> str | None:
+        sender = request["sender"]
+        others = [m for m in self.store.open_of(str(sender["scope"]), self.rules.hold_h * 3600)
+                  if m.id != meeting_id]
+        if others and not sender.get("is_owner"):
+            return ("You have a meeting request open already: pick one of its times above, "
+                    "or wait for the owner's answer. One request at a time.")
+        self.store.offered(meeting_id, run_id, sender, one_line(str(request["topic"] or ""),
+                                                                300))
+        return None
+
+    def offer(self, meeting_id: str, request: dict[str, Any],
+              after: str | None) -> list[dict[str, str]]:
+        now = self.now()
+        last = now + timedelta(days=self.rules.days + 1)
+        minutes = int(request.get("minutes") or self.rules.minutes)
+        if not (request.get("sender") or {}).get("is_owner"):  # a guest may ask for less
+            minutes = min(minutes, self.rules.minutes)
+        slots = free_slots(self.rules, self._busy(now, last), self.store.taken(meeting_id), now,
+                           after=datetime.fromisoformat(after) if after else None,
+                           minutes=max(5, min(minutes, 8 * 60)),
+                           earliest=parse_moment(request.get("earliest"), self.rules),
+                           latest=parse_moment(request.get("latest"), self.rules))
+        return [{"start": s.start.isoformat(), "end": s.end.isoformat(),
+                 "label": label(s, self.rules.zone), "offered_at": now.isoformat()}
+                for s in slots]
+
+    def offer_text(self, request: dict[str, Any], slots: list[dict[str, str]],
+                   note: str) -> str:
+        topic = one_line(str(request.get("topic") or ""), 300)
+        about = f" about “{shown(topic, 'markdown')}”" if topic else ""
+        lead = f"{note}\n\n" if note else ""
+        if not slots:
+            return (f"{lead}I found no free time for a meeting{about} in the next "
+                    f"{self.rules.days} days. Please ask again later.")
+        return (f"{lead}Free times for a meeting{about} (times in {self.zone_name}). "
+                "Pick one; the owner confirms it:")
+
+    def hold(self, meeting_id: str, slot: dict[str, str]) -> str | None:
+        picked = Slot(datetime.fromisoformat(slot["start"]).astimezone(self.rules.zone),
+                      datetime.fromisoformat(slot["end"]).astimezone(self.rules.zone))
+        busy = self._busy(picked.start, picked.end)
+        until = self.clock() + self.rules.hold_h * 3600
+        # The notice counts from when the slot was offered (never later than now).
+        offered = min(self.now(), datetime.fromisoformat(slot.get("offered_at") or
+                                                         self.now().isoformat()))
+        if picked.start <= self.now():
+            return "that time has passed"
+        return self.store.hold(meeting_id, picked, until,
+                               lambda taken: why_not(self.rules, picked, busy, taken, offered))
+
+    def held_text(self, meeting_id: str) -> str:
+        meeting = self._meeting(meeting_id)
+        return (f"Held for you: {self._when(meeting)}. I've asked the owner to confirm and "
+                "will tell you here.")
+
+    def approval_text(self, meeting_id: str) -> str:
+        meeting = self._meeting(meeting_id)
+        platform_id = meeting.guest.partition(":")[2] or meeting.guest
+        slot = meeting.slot
+        near = self._nearby(slot) if slot else []
+        lines = [f"Meeting request from {shown(one_line(meeting.guest_name, 64), 'markdown')} "
+                 f"({meeting.platform} id {shown(platform_id, 'markdown')})",
+                 f"When: {self._when(meeting)}",
+                 f"Topic: “{shown(meeting.topic, 'markdown')}”" if meeting.topic
+                 else "Topic: (none given)",
+                 "Nearby: " + "; ".join(near) if near else "Nearby: nothing within an hour.",
+                 "Approve or Decline?"]
+        return "\n".join(lines)
+
+    def close(self, meeting_id: str, status: str) -> str:
+        self.store.set_status(meeting_id, status, only_from=("offered", "held"))
+        if status == "declined":
+            return ("Sorry, the owner can't make that time. You're welcome to ask for "
+                    "another one with /meet.")
+        return "Your meeting request has expired, so the time is free again. Ask again any time."
+
+    # -- Book: exactly one event -----------------------------------------------------------
+    async def book(self, meeting_id: str) -> dict[str, str]:
+        meeting = self._meeting(meeting_id)
+        slot, uid = meeting.slot, uid_for(meeting_id)
+        if slot is None:
+            raise ValueError(f"meeting {meeting_id} has no slot to book")
+        if meeting.status == "booked":  # a replay after the record: tell, do not write
+            return self._booked(meeting, uid)
+        ics = event_ics(meeting, uid, self.summary, self.clock())
+        if self.writer is None:
+            if why := self._rule_broken(meeting, self._busy(slot.start, slot.end)):
+                return await self._conflict(meeting, why)
+            self.store.set_status(meeting_id, "booked", uid=uid)
+            await self.tell_owner(meeting.platform, f"meeting-ics:{meeting_id}",
+                                  f"Approved: {self._when(meeting)}. No CalDAV calendar is "
+                                  "set, so please add this event to your calendar by hand "
+                                  f"(save it as meeting.ics):\n\n```\n{ics.decode()}```")
+            return self._booked(self._meeting(meeting_id), uid)
+        delays = list(self.retry_delays)
+        for attempt in range(len(delays) + 1):
+            try:
+                return await self._write(meeting, uid, ics)
+            except CalendarUnavailable as exc:
+                log.warning("meeting %s: the calendar is unavailable (%s)", meeting_id, exc)
+                if attempt == len(delays):
+                    break
+                if attempt == 0:
+                    await self.tell_owner(meeting.platform, f"meeting-pending:{meeting_id}",
+                                          f"Approved {self._when(meeting)}, but your calendar "
+                                          f"cannot be reached ({one_line(str(exc))}). I'm "
+                                          "trying again and will tell you.")
+                await self.sleep(delays[attempt])
+        self.store.set_status(meeting_id, "expired", note="the calendar could not be reached",
+                              only_from=("held",))
+        await self.tell_owner(meeting.platform, f"meeting-gave-up:{meeting_id}",
+                              f"I gave up booking {self._when(meeting)}: your calendar could "
+                              f"not be reached after {len(delays) + 1} tries. Nothing was "
+                              "written; the guest was told.")
+        return {"outcome": "gave_up",
+                "reply": "Sorry, I couldn't put the meeting in the owner's calendar (it could "
+                         "not be reached), so it is not booked. Please ask again with /meet."}
+
+    async def _write(self, meeting: Meeting, uid: str, ics: bytes) -> dict[str, str]:
+        """One try: look the UID up, re-check the slot as the calendar is now, create."""
+        assert self.writer is not None and meeting.slot is not None
+        if not await self.writer.exists(uid):
+            slot, pad = meeting.slot.utc(), timedelta(minutes=self.rules.buffer)
+            busy = await self.writer.busy_now(slot.start - pad, slot.end + pad)
+            if why := self._rule_broken(meeting, busy):
+                return await self._conflict(meeting, why)
+            await self.writer.create(uid, ics)  # False: it exists already, which is ours
+        self.store.set_status(meeting.id, "booked", uid=uid)
+        booked = self._meeting(meeting.id)
+        await self.tell_owner(meeting.platform, f"meeting-booked:{meeting.id}",
+                              f"Booked: {self._when(booked)} with "
+                              f"{shown(one_line(booked.guest_name, 64), 'markdown')} "
+                              f"(UID {uid}).")
+        return self._booked(booked, uid)
+
+    def _rule_broken(self, meeting: Meeting, busy: list[Busy]) -> str | None:
+        """At Book: the rules again, the notice counted from the hold, not from now."""
+        assert meeting.slot is not None
+        if meeting.slot.start <= self.now():
+            return "that time has passed"
+        held_at = meeting.slot.utc().start - timedelta(hours=self.rules.notice_h)
+        return why_not(self.rules, meeting.slot, busy, self.store.taken(meeting.id),
+                       min(self.now(), held_at))
+
+    async def _conflict(self, meeting: Meeting, why: str) -> dict[str, str]:
+        self.store.set_status(meeting.id, "conflict", note=why, only_from=("held",))
+        await self.tell_owner(meeting.platform, f"meeting-conflict:{meeting.id}",
+                              f"Not booked: {self._when(meeting)} — {why}. Nothing was "
+                              "written; the guest is offered new times.")
+        return {"outcome": "conflict",
+                "reply": f"Sorry, {why} by the time it was confirmed. Here are other times."}
+
+    def _booked(self, meeting: Meeting, uid: str) -> dict[str, str]:
+        return {"outcome": "booked", "uid": uid,
+                "reply": f"Booked: {self._when(meeting)}. See you then!"}
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _meeting(self, meeting_id: str) -> Meeting:
+        meeting = self.store.get(meeting_id)
+        if meeting is None:
+            raise KeyError(f"no meeting request {meeting_id!r}")
+        return meeting
+
+    def _when(self, meeting: Meeting) -> str:
+        return when(meeting.slot, self.rules.zone) if meeting.slot else "(no time yet)"
+
+    def _nearby(self, slot: Slot) -> list[str]:
+        """Busy stretches within an hour of the slot, as times only."""
+        try:
+            busy = self.busy_time.busy(slot.utc().start - NEARBY, slot.utc().end + NEARBY)
+        except Exception as exc:  # the owner's message goes out without it
+            log.warning("reading busy time near a meeting failed: %s", exc)
+            return []
+        zone = self.rules.zone
+        return [f"busy {b.start.astimezone(zone):%H:%M}–{b.end.astimezone(zone):%H:%M}"
+                for b in busy]
+
+
+def upcoming(store: MeetingStore, guest: str | None, now: float) -> list[Meeting]:
+    """A person's booked meetings still to come (``None``: everyone's), soonest first."""
+    return store.listing(guest, upcoming_after=now, status="booked")

@@ -1,0 +1,28 @@
+"""Book survives a SIGKILL at each exact point: before the event is written, while it is (the
+calendar wrote it, the answer never came back), and after it, before the guest is told.
+After the restart there is exactly one event and the guest was told "Booked" exactly once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.crashing import finish, kill_when_ready, ran, start_worker
+from tests.gateway.conftest import GUEST
+
+WORKER = Path(__file__).with_name("crash_worker.py")
+
+
+@pytest.mark.parametrize("point", ["before", "during", "after"])
+def test_a_crash_at_book_leaves_one_event_and_one_booked_message(tmp_path: Path,
+                                                                 point: str) -> None:
+    token = finish(start_worker(WORKER, tmp_path, "ask"))["token"]
+    kill_when_ready(tmp_path, start_worker(WORKER, tmp_path, point, token))
+    after = finish(start_worker(WORKER, tmp_path, "restart"))
+    assert len(after["events"]) == 1
+    assert [m["status"] for m in after["meetings"]] == ["booked"]
+    assert after["meetings"][0]["uid"] == after["events"][0]["uid"]
+    told = [line for line in ran(tmp_path) if line.startswith(f"{GUEST}|Booked:")]
+    assert sum(ran(tmp_path)[line] for line in told) == 1
+    assert ran(tmp_path)["created"] == 1  # the calendar made the event once, in all
