@@ -26,15 +26,18 @@ from bot.access.pairing import Strangers
 from bot.access.people import People
 from bot.calendar.ics import Calendar
 from bot.calendar.owner import OwnerCalendar
+from bot.chat.bursts import Bursts
 from bot.chat.commands import CommandHandler
 from bot.chat.decisions import Decisions
 from bot.chat.gateway import AnyWorkflow, Gateway
 from bot.chat.locks import ChatLocks
+from bot.chat.model_command import ModelCommand
 from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
-from bot.models import Models, build_models, classify_offline
+from bot.models import Models, build_models, classify_offline, model_maker
+from bot.models.choices import ChatBigModel, ModelChoices
 from bot.reminders.store import Reminders
 from bot.reminders.timer import Scheduler, SchedulerDeps, build_scheduler
 from bot.reminders.tool import reminder_tool
@@ -129,6 +132,9 @@ def assemble(settings: Settings, *, models: Models | None = None,
     people = People(connect(settings.database))
     access = Access(settings, people)
     models = models or build_models(settings)
+    big = ChatBigModel(models.big, ModelChoices(connect(settings.database),
+                                                settings.model_presets), model_maker(settings))
+    models = Models(small=models.small, big=big)  # each chat's /model choice, per call
     prompts = load_prompts(settings.home / "prompts")
     tools = build_tools(memory, calendar, notifier.notify)
     mcp = McpServers(settings.mcp_config, settings.home, settings.mcp_timeout, tools)
@@ -178,8 +184,10 @@ def assemble(settings: Settings, *, models: Models | None = None,
         settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store, runs=runs,
         access=access, notifier=notifier,
         chat_workflow=triage_graph if settings.graph_workflows else loop_graph,
-        workflows=workflows, today=owner.today, commands=CommandHandler(memory, reminders),
-        strangers=strangers, decisions=decisions, locks=locks, start_tools=mcp.start,
+        workflows=workflows, today=owner.today,
+        commands=CommandHandler(memory, reminders, ModelCommand(big, models.small.name)),
+        strangers=strangers, decisions=decisions, locks=locks,
+        bursts=Bursts(settings.merge_window), start_tools=mcp.start,
         make_files=lambda: attachments_for(settings))
 
     async def owner_chat() -> tuple[str, str]:

@@ -62,6 +62,11 @@ class Settings:
     mcp_config: str | None = None  # None: mcp.json in FRONTDESK_HOME when it exists
     mcp_timeout: float = 30.0
 
+    # Turns (bot.chat.bursts, bot.models.choices): one turn for a burst of messages; the
+    # big models the owner may pick per chat with /model, as (name, model) pairs
+    merge_window: float = 1.5  # FRONTDESK_MERGE_WINDOW, seconds; 0: every message its own turn
+    model_presets: tuple[tuple[str, str], ...] = ()  # FRONTDESK_MODEL_PRESETS
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Read the settings from an environment-like mapping; every variable is parsed here,
@@ -133,6 +138,10 @@ class Settings:
             mcp_config=get("FRONTDESK_MCP_CONFIG"),
             mcp_timeout=values.positive("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"),
                                         30.0),
+            merge_window=values.seconds_up_to("FRONTDESK_MERGE_WINDOW",
+                                              get("FRONTDESK_MERGE_WINDOW"), 1.5, 5.0, "1.5"),
+            model_presets=values.presets("FRONTDESK_MODEL_PRESETS",
+                                         get("FRONTDESK_MODEL_PRESETS")),
         )
 
     def check_files(self) -> None:
