@@ -84,7 +84,8 @@ class App:
     memory: Memory
     store: RunStore
     runs: Runs  # the durable rules over ``store`` and the workflows
-    models: Models
+    models: Models  # the big one is each chat's /model choice (``ChatBigModel``)
+    model_choices: ModelChoices  # which preset each chat chose
     owner: OwnerCalendar  # the owner's zone, today and calendar
     access: Access
     people: People
@@ -132,8 +133,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
     people = People(connect(settings.database))
     access = Access(settings, people)
     models = models or build_models(settings)
-    big = ChatBigModel(models.big, ModelChoices(connect(settings.database),
-                                                settings.model_presets), model_maker(settings))
+    model_choices = ModelChoices(connect(settings.database), settings.model_presets)
+    big = ChatBigModel(models.big, model_choices, model_maker(settings))
     models = Models(small=models.small, big=big)  # each chat's /model choice, per call
     prompts = load_prompts(settings.home / "prompts")
     tools = build_tools(memory, calendar, notifier.notify)
@@ -204,7 +205,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
         brief=gateway.scheduled_brief,  # FRONTDESK_BRIEF_AT's daily task
         backup=lambda day, keep: daily_backup_of(settings.home, day, keep)))
     return App(settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store,
-               runs=runs, models=models, owner=owner, access=access, people=people,
+               runs=runs, models=models, model_choices=model_choices, owner=owner,
+               access=access, people=people,
                notifier=notifier, tools=tools, mcp=mcp, prompts=prompts, triage=triage_graph,
                loop_graph=loop_graph, content=content_graph, brief=brief,
                reminders=reminders, wakeup=wakeup, gateway=gateway, scheduler=scheduler)

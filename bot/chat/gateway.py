@@ -39,6 +39,7 @@ from bot.config.settings import Settings
 from bot.delivery.ledger import InboxItem, Ledger
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.models.choices import in_chat
 from graphs import Graph, RunResult
 from graphs.runs import Runs, RunStore, WaitInfo, Workflow
 from graphs.trace import prune
@@ -211,8 +212,10 @@ class Gateway:
             self.ledger.join_run(msg.platform, msg.chat_id, ids, run_id_for(msg))
         deadline = asyncio.timeout(self.settings.answer_deadline)
         try:
-            async with deadline:
-                reply = await self._answer(msg, is_owner, {"messages": ids} if ids[1:] else {})
+            with in_chat(msg.platform, msg.chat_id):  # its model calls: this chat's /model
+                async with deadline:
+                    reply = await self._answer(msg, is_owner,
+                                               {"messages": ids} if ids[1:] else {})
         except asyncio.CancelledError:  # a clean stop (SIGTERM): the messages stay open, and
             for id_ in ids:  # are not poison
                 self.ledger.give_back(msg.platform, msg.chat_id, id_)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from tests.fakes.telegram_server import FakeTelegramServer
 from graphs.runs import RunStore
+from tests.fakes.telegram_server import FakeTelegramServer
 from tests.telegram.frontdesk_process import OWNER, FrontdeskProcess
 
 LINES = ("a question in three lines:", "when does the shop", "open on monday?")
