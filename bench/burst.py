@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # The repository instead of bench/, whose telegram.py would shadow python-telegram-bot.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.remove(str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.adapters.telegram.adapter import TelegramAdapter
