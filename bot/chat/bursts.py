@@ -163,9 +163,10 @@ class Bursts:
 
 
 def open_backlog(ledger: Ledger, platform: str,
-                 ) -> dict[tuple[str, str], list[tuple[IncomingMessage, InboxItem]]]:
-    """A platform's open inbox messages per chat, oldest first; each record read on its own:
-    one that cannot be read is marked failed and the others go on."""
+                 window: float) -> dict[tuple[str, str], list[list[IncomingMessage]]]:
+    """A platform's open inbox messages per chat, as the turns that answer them, oldest first
+    (``backlog_bursts``); each record read on its own: one that cannot be read is marked
+    failed and the others go on."""
     backlog: dict[tuple[str, str], list[tuple[IncomingMessage, InboxItem]]] = {}
     for item in ledger.open_messages(platform):
         try:
@@ -177,7 +178,7 @@ def open_backlog(ledger: Ledger, platform: str,
                         f"unreadable: {unreadable}")
             continue
         backlog.setdefault((msg.platform, msg.chat_id), []).append((msg, item))
-    return backlog
+    return {chat: backlog_bursts(messages, window) for chat, messages in backlog.items()}
 
 
 @dataclass

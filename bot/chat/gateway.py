@@ -24,7 +24,7 @@ from bot.access.pairing import Strangers, first_words
 from bot.adapters.base import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.chat.answers import match_option
 from bot.chat.approval_relay import ask_owner, relayed_wait
-from bot.chat.bursts import Bursts, backlog_bursts, merged, open_backlog
+from bot.chat.bursts import Bursts, merged, open_backlog
 from bot.chat.commands import Command, CommandHandler, parse
 from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
 from bot.chat.locks import ChatLocks
@@ -36,7 +36,7 @@ from bot.chat.workflow_commands import (
     briefing_input,
 )
 from bot.config.settings import Settings
-from bot.delivery.ledger import InboxItem, Ledger
+from bot.delivery.ledger import Ledger
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
 from bot.models.choices import in_chat
@@ -120,7 +120,7 @@ class Gateway:
         await self.outbox.flush(adapter.platform)
         if not recover:
             return
-        backlog = open_backlog(self.ledger, adapter.platform)
+        backlog = open_backlog(self.ledger, adapter.platform, self.bursts.window)
         locked = [asyncio.Event() for _ in backlog]
         chats = [asyncio.create_task(self._recover_chat(chat, messages, held))
                  for (chat, messages), held in zip(backlog.items(), locked, strict=True)]
@@ -133,14 +133,13 @@ class Gateway:
         else:
             await asyncio.gather(*chats)
 
-    async def _recover_chat(self, chat: tuple[str, str],
-                            backlog: list[tuple[IncomingMessage, InboxItem]],
+    async def _recover_chat(self, chat: tuple[str, str], bursts: list[list[IncomingMessage]],
                             locked: asyncio.Event) -> None:
         """One chat's backlog, in order, under the chat's lock from first to last; the lines
-        of a burst a crash interrupted are one turn again (``backlog_bursts``)."""
+        of a burst a crash interrupted are one turn again (``open_backlog``)."""
         async with self.locks.of(*chat):
             locked.set()
-            for burst in backlog_bursts(backlog, self.bursts.window):
+            for burst in bursts:
                 try:
                     await self._answer_locked(burst, self.access(burst[0]) == "owner")
                 except Exception:
