@@ -15,6 +15,8 @@ from bot.adapters.base import Attachment, IncomingMessage, Reply
 from bot.chat.bursts import Bursts, backlog_bursts
 from bot.delivery.ledger import InboxItem
 from tests.attachments.conftest import OWNER, Starter, start_telegram, telegram_server
+from tests.attachments.test_discord import reply_in, serving
+from tests.fakes.discord_server import OWNER_ID, discord_py_on_fake
 from tests.gateway.conftest import (
     Gate,
     Harness,
@@ -22,6 +24,7 @@ from tests.gateway.conftest import (
     PurposeModel,
     home,
     make_harness,
+    until,
 )
 
 __all__ = ["home", "make_harness", "start_telegram", "telegram_server"]  # fixtures used here
@@ -148,3 +151,16 @@ async def test_telegram_lines_sent_together_get_one_reply(start_telegram: Starte
     assert len({run for _, run in rows}) == 1
     [run] = bot.services.store.runs(limit=10)
     assert "is the office open" in str(bot.services.store.record(run.id).state["text"])
+
+
+async def test_discord_lines_sent_together_get_one_reply(tmp_path: Path) -> None:
+    async with discord_py_on_fake() as fake, serving(fake, tmp_path / "home",
+                                                     FRONTDESK_MERGE_WINDOW="0.5") as adapter:
+        for text in ("a question in two lines:", "what is on my agenda today?"):
+            fake.push_message(text)
+        channel = fake.dm_channel_id(OWNER_ID)
+        [reply] = await reply_in(fake, channel)
+        rows = await until(lambda: [row for row in adapter.ledger.conn.execute(
+            "SELECT status, run_id FROM inbox") if row[0] == "answered"] or None)
+        assert len(rows) == 2 and len({run for _, run in rows}) == 1
+        assert len(fake.sent_to(channel)) == 1 and reply
