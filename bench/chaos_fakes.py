@@ -196,6 +196,7 @@ class ChaosWorld:
             "FRONTDESK_HOME": str(self.home),
             "FRONTDESK_MODEL_PROVIDER": "offline",
             "FRONTDESK_LOG_LEVEL": "INFO",
+            "FRONTDESK_MERGE_WINDOW": "0",  # the chaos counts one answer per message
             "PYTHONPATH": str(REPO),
             "PYTHONUNBUFFERED": "1",
         })

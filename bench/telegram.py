@@ -55,7 +55,9 @@ def start_frontdesk(server: FakeTelegramServer, home: Path) -> subprocess.Popen[
     env = clean_env() | {
         "TELEGRAM_BOT_TOKEN": server.token, "TELEGRAM_BASE_URL": server.base_url,
         "TELEGRAM_OWNER_ID": "1", "TELEGRAM_ALLOWED_USERS": ",".join(map(str, CHATS)),
-        "FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline"}
+        "FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
+        # the path's own latency: merging's deliberate wait for more lines is bench/burst.py's
+        "FRONTDESK_MERGE_WINDOW": "0"}
     return subprocess.Popen([sys.executable, "-m", "bot.cli.main", "run"], env=env, cwd=home,
                             stdout=subprocess.DEVNULL)
 

@@ -28,11 +28,13 @@ from bot.calendar.events import EventSource
 from bot.calendar.ics import Calendar
 from bot.calendar.owner import OwnerCalendar
 from bot.calendar.writer import BusyTime, CalendarWriter
+from bot.chat.bursts import Bursts
 from bot.chat.commands import CommandHandler
 from bot.chat.decisions import Decisions, WaitRules
 from bot.chat.gateway import AnyWorkflow, Gateway
 from bot.chat.locks import ChatLocks
 from bot.chat.meetings import CANCEL, MeetingChat
+from bot.chat.model_command import ModelCommand
 from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
 from bot.delivery.notifier import OwnerNotifier
@@ -42,7 +44,8 @@ from bot.meetings.desk import MeetingDesk
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
 from bot.meetings.tool import meeting_tool, move_tool
-from bot.models import Models, build_models, classify_offline
+from bot.models import Models, build_models, classify_offline, model_maker
+from bot.models.choices import ChatBigModel, ModelChoices
 from bot.reminders.store import Reminders
 from bot.reminders.timer import Scheduler, SchedulerDeps, build_scheduler
 from bot.reminders.tool import reminder_tool
@@ -89,7 +92,8 @@ class App:
     memory: Memory
     store: RunStore
     runs: Runs  # the durable rules over ``store`` and the workflows
-    models: Models
+    models: Models  # the big one is each chat's /model choice (``ChatBigModel``)
+    model_choices: ModelChoices  # which preset each chat chose
     owner: OwnerCalendar  # the owner's zone, today, calendar (and CalDAV writer, when set)
     access: Access
     people: People
@@ -143,6 +147,9 @@ def assemble(settings: Settings, *, models: Models | None = None,
     people = People(connect(settings.database))
     access = Access(settings, people)
     models = models or build_models(settings)
+    model_choices = ModelChoices(connect(settings.database), settings.model_presets)
+    big = ChatBigModel(models.big, model_choices, model_maker(settings))
+    models = Models(small=models.small, big=big)  # each chat's /model choice, per call
     prompts = load_prompts(settings.home / "prompts")
     tools = build_tools(memory, owner.calendar, notifier.notify)
     mcp = McpServers(settings.mcp_config, settings.home, settings.mcp_timeout, tools)
@@ -217,8 +224,10 @@ def assemble(settings: Settings, *, models: Models | None = None,
         settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store, runs=runs,
         access=access, notifier=notifier,
         chat_workflow=triage_graph if settings.graph_workflows else loop_graph,
-        workflows=workflows, today=owner.today, commands=CommandHandler(memory, reminders),
-        strangers=strangers, decisions=decisions, locks=locks, start_tools=mcp.start,
+        workflows=workflows, today=owner.today,
+        commands=CommandHandler(memory, reminders, ModelCommand(big, models.small.name)),
+        strangers=strangers, decisions=decisions, locks=locks,
+        bursts=Bursts(settings.merge_window), start_tools=mcp.start,
         make_files=lambda: attachments_for(settings), meetings=meeting_chat)
 
     async def owner_chat() -> tuple[str, str]:
@@ -235,7 +244,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
         brief=gateway.scheduled_brief,  # FRONTDESK_BRIEF_AT's daily task
         backup=lambda day, keep: daily_backup_of(settings.home, day, keep)))
     return App(settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store,
-               runs=runs, models=models, owner=owner, access=access, people=people,
+               runs=runs, models=models, model_choices=model_choices, owner=owner,
+               access=access, people=people,
                notifier=notifier, tools=tools, mcp=mcp, prompts=prompts, triage=triage_graph,
                loop_graph=loop_graph, content=content_graph, brief=brief,
                meeting=meeting_graph, meetings=meetings, reminders=reminders, wakeup=wakeup,

@@ -19,7 +19,7 @@ from pathlib import Path
 from bot.access import people
 from bot.delivery import ledger, notifier
 from bot.meetings import store as meetings
-from bot.models import costs
+from bot.models import choices, costs
 from bot.reminders import store as reminders
 from graphs.runs import schema as runs_schema
 from memory import schema as memory_schema
@@ -32,6 +32,7 @@ MIGRATIONS_BY_OWNER: dict[str, Sequence[Migration]] = {
     "bot.delivery.notifier": notifier.MIGRATIONS,
     "bot.access.people": people.MIGRATIONS,
     "bot.models.costs": costs.MIGRATIONS,
+    "bot.models.choices": choices.MIGRATIONS,
     "bot.reminders.store": reminders.MIGRATIONS,
     "bot.meetings.store": meetings.MIGRATIONS,
 }

@@ -1,5 +1,6 @@
 """The chat commands every adapter shares (/start, /help, /notes, /forget, /cancel, /reminders,
-and the workflow commands of ``bot.chat.workflow_commands``: /draft, /brief).
+the owner's /model of ``bot.chat.model_command``, and the workflow commands of
+``bot.chat.workflow_commands``: /draft, /brief).
 
 The gateway calls ``parse`` on each message and, for a command, ``CommandHandler.handle``;
 adapters only register the list in ``COMMANDS`` with their platform's command menu.
@@ -10,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.chat import model_command
+from bot.chat.decisions import NOT_OWNER
+from bot.chat.model_command import ModelCommand
 from bot.chat.workflow_commands import WORKFLOW_COMMANDS
 from bot.config.text import chat_place, one_line, shown
 from bot.reminders.store import Reminders
@@ -27,6 +31,7 @@ PLAIN_COMMANDS: list[tuple[str, str, str]] = [
 
 COMMANDS: list[tuple[str, str]] = [
     *[(name, description) for name, description, _ in PLAIN_COMMANDS],
+    (model_command.NAME, model_command.MENU_LINE),
     *[(command.name, command.description) for command in WORKFLOW_COMMANDS.values()],
 ]
 # The commands a platform's menu asks a text for (Discord's slash command option).
@@ -45,7 +50,7 @@ def commands_line() -> str:
     """The /help line listing every command, the owner's own last."""
     everyone = [f"/{name} {argument}".strip() for name, _, argument in PLAIN_COMMANDS]
     everyone += [c.usage for c in WORKFLOW_COMMANDS.values() if not c.owner_only]
-    owner = [c.usage for c in WORKFLOW_COMMANDS.values() if c.owner_only]
+    owner = [model_command.USAGE, *[c.usage for c in WORKFLOW_COMMANDS.values() if c.owner_only]]
     listed = ", ".join(everyone)
     if owner:
         listed += f", {and_list(owner)} (owner only)"
@@ -89,9 +94,11 @@ CancelFn = Callable[[], Awaitable[str]]
 class CommandHandler:
     """Answers the commands that need no workflow: help, notes, forget, cancel."""
 
-    def __init__(self, memory: Memory, reminders: Reminders | None = None) -> None:
+    def __init__(self, memory: Memory, reminders: Reminders | None = None,
+                 models: ModelCommand | None = None) -> None:
         self.memory = memory
         self.reminders = reminders
+        self.models = models  # /model
 
     async def handle(self, command: Command, scope: str, cancel: CancelFn, *,
                      where: tuple[str, str] = ("", ""), is_owner: bool = False) -> str | None:
@@ -111,6 +118,8 @@ class CommandHandler:
             return await cancel()
         if command.name == "reminders" and self.reminders is not None:
             return reminders_reply(self.reminders, command.argument, scope, where, is_owner)
+        if command.name == model_command.NAME and self.models is not None:
+            return self.models.reply(command.argument, where) if is_owner else NOT_OWNER
         if command.name in WORKFLOW_COMMANDS:
             return None
         return f"I don't know the command /{command.name[:32]}. Try /help."

@@ -28,6 +28,7 @@ from bot.chat.locks import ChatLocks
 from bot.delivery.ledger import ButtonTarget, Ledger
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.models.choices import in_chat
 from graphs import RunResult, cost_totals
 from graphs.runs import Runs, RunStore
 
@@ -172,8 +173,9 @@ class Decisions:
             else:
                 if press_id is not None:  # kept first: a crash after the resume finds it
                     self.ledger.set_cursor(pressed, press_id)
-                state = await self.runs.resume(target.run_id, target.answer, by,
-                                               key=target.wait_key, reply_key=outcome)
+                with in_chat(*where):  # the run goes on with its chat's big model
+                    state = await self.runs.resume(target.run_id, target.answer, by,
+                                                   key=target.wait_key, reply_key=outcome)
                 if state.already_answered:  # another press won the race
                     return PressResult(STALE["answered"], False)
             reply = await self.outcome(state, default_route="command")

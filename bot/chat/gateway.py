@@ -1,7 +1,8 @@
 """The gateway: every message from every adapter, in order, answered once.
 
-Order for one message: allowlist (checked once) → inbox record (before any work) → per-chat
-lock → a chat command, a workflow command (``bot.chat.workflow_commands``), an answer to this
+Order for one message: allowlist (checked once) → inbox record (before any work) → its burst
+settles (``bot.chat.bursts``: close lines of one person are one turn) → per-chat lock → a
+chat command, a workflow command (``bot.chat.workflow_commands``), an answer to this
 chat's waiting run, or a new run (the triage graph, or the plain agent loop with graph mode
 off) → outbox (``bot.delivery.outbox``, shared with the owner notifier) → send. Every run
 gets an id derived from the message (``bot.chat.senders``), so a message found unanswered
@@ -23,6 +24,7 @@ from bot.access.pairing import Strangers, first_words
 from bot.adapters.base import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.chat.answers import match_option
 from bot.chat.approval_relay import ask_owner, relayed_wait
+from bot.chat.bursts import Bursts, merged, open_backlog
 from bot.chat.commands import Command, CommandHandler, parse
 from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
 from bot.chat.locks import ChatLocks
@@ -38,6 +40,7 @@ from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.models.choices import in_chat
 from graphs import Graph, RunResult
 from graphs.runs import Runs, RunStore, WaitInfo, Workflow
 from graphs.trace import prune
@@ -66,7 +69,7 @@ class Gateway:
                  store: RunStore, runs: Runs, access: Access, notifier: OwnerNotifier,
                  chat_workflow: AnyWorkflow, workflows: Mapping[str, AnyWorkflow],
                  today: Callable[[], str], commands: CommandHandler, strangers: Strangers,
-                 decisions: Decisions, locks: ChatLocks,
+                 decisions: Decisions, locks: ChatLocks, bursts: Bursts,
                  start_tools: Callable[[], Awaitable[None]],
                  make_files: Callable[[], Attachments],
                  meetings: MeetingChat | None = None) -> None:
@@ -80,6 +83,7 @@ class Gateway:
         self.chat_workflow, self.workflows, self.today = chat_workflow, workflows, today
         self.commands, self.strangers, self.decisions = commands, strangers, decisions
         self.locks = locks  # shared with the decisions: one thing at a time per chat
+        self.bursts = bursts  # the lines waiting to be answered as one turn
         self.start_tools, self.make_files = start_tools, make_files
         self.meetings = meetings  # /meetings: a person's bookings with Cancel buttons
         self._files: Attachments | None = None
@@ -119,17 +123,7 @@ class Gateway:
         await self.outbox.flush(adapter.platform)
         if not recover:
             return
-        backlog: dict[tuple[str, str], list[IncomingMessage]] = {}
-        for item in self.ledger.open_messages(adapter.platform):
-            try:
-                msg = IncomingMessage.from_record(item.payload)
-            except ValueError as unreadable:
-                log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
-                            item.platform, item.chat_id, item.message_id, unreadable)
-                self.ledger.fail(item.platform, item.chat_id, item.message_id,
-                                 f"unreadable: {unreadable}")
-                continue
-            backlog.setdefault((msg.platform, msg.chat_id), []).append(msg)
+        backlog = open_backlog(self.ledger, adapter.platform, self.bursts.window)
         locked = [asyncio.Event() for _ in backlog]
         chats = [asyncio.create_task(self._recover_chat(chat, messages, held))
                  for (chat, messages), held in zip(backlog.items(), locked, strict=True)]
@@ -142,17 +136,18 @@ class Gateway:
         else:
             await asyncio.gather(*chats)
 
-    async def _recover_chat(self, chat: tuple[str, str], messages: list[IncomingMessage],
+    async def _recover_chat(self, chat: tuple[str, str], bursts: list[list[IncomingMessage]],
                             locked: asyncio.Event) -> None:
-        """One chat's backlog, in order, under the chat's lock from first to last."""
+        """One chat's backlog, in order, under the chat's lock from first to last; the lines
+        of a burst a crash interrupted are one turn again (``open_backlog``)."""
         async with self.locks.of(*chat):
             locked.set()
-            for msg in messages:
+            for burst in bursts:
                 try:
-                    await self._answer_locked(msg, self.access(msg) == "owner")
+                    await self._answer_locked(burst, self.access(burst[0]) == "owner")
                 except Exception:
                     log.exception("recovering message %s/%s failed; it stays open",
-                                  msg.platform, msg.message_id)
+                                  burst[0].platform, burst[0].message_id)
 
     def access(self, msg: IncomingMessage) -> str | None:
         """'owner', 'allowed', or None for someone not on the allowlist."""
@@ -160,11 +155,12 @@ class Gateway:
 
     # -- messages ------------------------------------------------------------------------
     async def handle(self, msg: IncomingMessage) -> Reply | None:
-        """Answer one message; None when it is a re-delivery or an ignored stranger."""
+        """Answer one message at once (a console sends one at a time: nothing can join it);
+        None when it is a re-delivery or an ignored stranger."""
         accepted = self.accept(msg)
         if accepted is None:
             return None
-        return await self.process(accepted)
+        return await self.process(accepted, gather=False)
 
     def accept(self, msg: IncomingMessage) -> Accepted | None:
         """Check the sender once and record the message in the inbox before any work on it;
@@ -176,50 +172,62 @@ class Gateway:
         recorded: ``process`` refuses it once per chat.
         """
         accepted = Accepted(msg, self.access(msg))
-        if accepted.level is not None and not self.ledger.record(
-                msg.platform, msg.chat_id, msg.message_id, msg.user_id, msg.to_json()):
-            return None
+        if accepted.level is not None:
+            if not self.ledger.record(msg.platform, msg.chat_id, msg.message_id, msg.user_id,
+                                      msg.to_json()):
+                return None
+            self.bursts.arrived(msg)  # recorded first: a crash in its burst's wait loses none
         return accepted
 
-    async def process(self, accepted: Accepted) -> Reply | None:
-        """Answer an accepted message; a stranger's is ``bot.access.pairing``'s."""
+    async def process(self, accepted: Accepted, *, gather: bool = True) -> Reply | None:
+        """Answer an accepted message; a stranger's is ``bot.access.pairing``'s. A line waits
+        for its burst to settle (``gather``) and is answered with it: the reply goes to the
+        process that answered the burst, the others of its lines get None."""
         msg = accepted.message
         if accepted.level is None:
             return await self.strangers.arrived(msg)
-        return await self._process(msg, accepted.is_owner)
-
-    async def _process(self, msg: IncomingMessage, is_owner: bool) -> Reply:
+        if gather:
+            await self.bursts.settled(msg)
+        reply = None
         async with self.locks.of(msg.platform, msg.chat_id):
-            return await self._answer_locked(msg, is_owner)
+            for burst in self.bursts.due(msg):
+                reply = await self._answer_locked(burst, accepted.is_owner)
+        return reply
 
-    async def _answer_locked(self, msg: IncomingMessage, is_owner: bool) -> Reply:
-        """Answer a message (its chat's lock held): deliver, record, keep the history. Each
-        try is counted first; past MAX_TRIES (every earlier one crashed the process: a poison
-        message) the message is set aside, visibly, so the bot can start."""
-        tries = self.ledger.take_up(msg.platform, msg.chat_id, msg.message_id)
+    async def _answer_locked(self, burst: list[IncomingMessage], is_owner: bool) -> Reply:
+        """Answer a burst of one person's messages as one (its chat's lock held): deliver,
+        record, keep the history. Each try is counted first; past MAX_TRIES (every earlier one
+        crashed the process: a poison message) the burst is set aside, visibly."""
+        msg, ids = merged(burst), [line.message_id for line in burst]
+        tries = max(self.ledger.take_up(msg.platform, msg.chat_id, id_) for id_ in ids)
         if tries > MAX_TRIES:
             log.error("message %s/%s crashed its answer %d times; marked failed",
                       msg.platform, msg.message_id, tries - 1)
-            self.ledger.fail(msg.platform, msg.chat_id, msg.message_id,
-                             f"gave up after {tries - 1} tries")
+            for id_ in ids:
+                self.ledger.fail(msg.platform, msg.chat_id, id_, f"gave up after {tries - 1} tries")
             reply = Reply(GAVE_UP.format(tries - 1), "failed", run_id_for(msg))
             await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
             self._discard(msg)  # set aside: its files are not needed any more
             return reply
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
+        if len(ids) > 1:  # before the run: after a crash the same lines are one turn again
+            self.ledger.join_run(msg.platform, msg.chat_id, ids, run_id_for(msg))
         deadline = asyncio.timeout(self.settings.answer_deadline)
         try:
-            async with deadline:
-                reply = await self._answer(msg, is_owner)
-        except asyncio.CancelledError:  # a clean stop (SIGTERM): the message stays open, and
-            self.ledger.give_back(msg.platform, msg.chat_id, msg.message_id)  # not poison
+            with in_chat(msg.platform, msg.chat_id):  # its model calls: this chat's /model
+                async with deadline:
+                    reply = await self._answer(msg, is_owner,
+                                               {"messages": ids} if ids[1:] else {})
+        except asyncio.CancelledError:  # a clean stop (SIGTERM): the messages stay open, and
+            for id_ in ids:  # are not poison
+                self.ledger.give_back(msg.platform, msg.chat_id, id_)
             raise
         except Exception as exc:
             reply = self._failed(msg, exc, deadline.expired())
         await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
                                   reply.buttons)
         status = "failed" if reply.route == "failed" else "answered"
-        self.ledger.finish(msg.platform, msg.chat_id, msg.message_id, status, reply.route)
+        self.ledger.finish_all(msg.platform, msg.chat_id, ids, status, reply.route)
         self._discard(msg)
         if reply.route not in {"command", "failed"}:
             self.memory.add_history(history_key(msg), "assistant", reply.text)
@@ -247,7 +255,8 @@ class Gateway:
         log.error("message %s/%s failed", msg.platform, msg.message_id, exc_info=exc)
         return Reply(FAILURE, "failed", run_id)
 
-    async def _answer(self, msg: IncomingMessage, is_owner: bool) -> Reply:
+    async def _answer(self, msg: IncomingMessage, is_owner: bool,
+                      burst: dict[str, Any]) -> Reply:
         if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
             return Reply(TOO_LONG.format(len(msg.text)), "refused")
         if msg.attachments:  # files become text and images first (bot.media.attachments)
@@ -257,7 +266,7 @@ class Gateway:
             reply = await self._answer_text(replace(msg, text=storable(prepared.text)),
                                             is_owner, prepared.state())
             return replace(reply, text=prepared.framed(reply.text, msg.platform))
-        return await self._answer_text(msg, is_owner, {})
+        return await self._answer_text(msg, is_owner, burst)
 
     async def _answer_text(self, msg: IncomingMessage, is_owner: bool,
                            extra: dict[str, Any]) -> Reply:
@@ -288,7 +297,7 @@ class Gateway:
     def _message_input(self, msg: IncomingMessage, is_owner: bool,
                        extra: dict[str, Any]) -> dict[str, Any]:
         """A new run's input: the text, who sent it, the chat so far (which it then joins),
-        and what its files added (``caption``, ``images``)."""
+        and what its files added (``caption``, ``images``) or the ids of a burst's lines."""
         history = [{"role": role, "content": text}
                    for role, text in self.memory.history(history_key(msg), 10)]
         self.memory.add_history(history_key(msg), "user", msg.text)
@@ -312,7 +321,8 @@ class Gateway:
         self.ledger.file_run(run_id, platform, chat_id)
         meta = {"platform": platform, "chat_id": chat_id, "user": state["sender"]["scope"],
                 "name": state["sender"].get("name", ""),
-                "words": first_words(str(state.get("text") or state.get("brief") or ""))}
+                "words": first_words(str(state.get("text") or state.get("brief") or "")),
+                **({"messages": state["messages"]} if "messages" in state else {})}
         return await self.runs.start(workflow, state, run_id=run_id, meta=meta)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:

@@ -79,7 +79,7 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated.set)
     app = assemble(settings)
     for line in general_lines(settings, (app.models.small.name, app.models.big.name),
-                              version()):
+                              version(), app.model_choices.chosen()):
         announce(line)
     gateway = app.gateway
     await gateway.start()

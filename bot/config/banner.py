@@ -66,15 +66,21 @@ def arrived(part: str) -> None:
         startup.arrived(part)
 
 
-def general_lines(settings: Settings, model_names: tuple[str, str], version: str) -> list[str]:
-    """Frontdesk's own part of the banner (``model_names``: the small and the big model)."""
+def general_lines(settings: Settings, model_names: tuple[str, str], version: str,
+                  chosen: Iterable[tuple[str, str, str]] = ()) -> list[str]:
+    """Frontdesk's own part of the banner (``model_names``: the small and the big model;
+    ``chosen``: the chats whose big model is a /model preset, as (platform, chat, preset))."""
     if settings.model_provider == "offline":
         model = "offline (no model provider configured: built-in rules and templates)"
     else:
         model = (f"{settings.model_provider}, small {model_names[0]}, big {model_names[1]}")
     graph = "on (triage graph)" if settings.graph_workflows else "off (plain agent loop)"
+    presets = dict(settings.model_presets)
+    per_chat = [f"  Presets:    {', '.join(f'{n} {m}' for n, m in presets.items())} (/model)"]
+    per_chat += [f"              {platform} chat {chat}: big {presets[preset]} ({preset})"
+                 for platform, chat, preset in chosen if preset in presets]
     return [f"Frontdesk {version}",
-            f"  Models:     {model}",
+            f"  Models:     {model}", *(per_chat if presets else []),
             f"  Graph mode: {graph}",
             f"  Pairing:    {settings.pairing}",
             f"  Data:       {settings.home}"]

@@ -78,6 +78,10 @@ class Settings:
     meeting_days: int = 14  # calendar days ahead, today the first
     meetings_per_day: int = 4  # Frontdesk's bookings on one day at most
     meeting_hold: float = 24.0  # hours a picked slot is held for the owner's answer
+    # Turns (bot.chat.bursts, bot.models.choices): one turn for a burst of messages; the
+    # big models the owner may pick per chat with /model, as (name, model) pairs
+    merge_window: float = 1.5  # FRONTDESK_MERGE_WINDOW, seconds; 0: every message its own turn
+    model_presets: tuple[tuple[str, str], ...] = ()  # FRONTDESK_MODEL_PRESETS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -156,6 +160,10 @@ class Settings:
             mcp_timeout=values.positive("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"),
                                         30.0),
             **meeting_settings(get),
+            merge_window=values.seconds_up_to("FRONTDESK_MERGE_WINDOW",
+                                              get("FRONTDESK_MERGE_WINDOW"), 1.5, 5.0, "1.5"),
+            model_presets=values.presets("FRONTDESK_MODEL_PRESETS",
+                                         get("FRONTDESK_MODEL_PRESETS")),
         )
 
     def check_files(self) -> None:

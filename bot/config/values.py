@@ -82,6 +82,36 @@ def choice(name: str, raw: str | None, options: tuple[str, ...], default: str | 
     return word
 
 
+def presets(name: str, raw: str | None) -> tuple[tuple[str, str], ...]:
+    """``name=model,name=model``: named models, in the order given (none when unset)."""
+    if raw is None:
+        return ()
+    found: dict[str, str] = {}
+    for item in raw.split(","):
+        label, equals, model = (part.strip() for part in item.partition("="))
+        if not equals or not model or not label.replace("-", "").replace("_", "").isalnum() \
+                or not label.isascii() or label.lower() in found or " " in model:
+            raise ValueError(f"{shown(name, raw)} is not a list of name=model pairs with "
+                             "different names, e.g. fast=gpt-4.1-mini,deep=o3")
+        found[label.lower()] = model
+    return tuple(found.items())
+
+
+def seconds_up_to(name: str, raw: str | None, default: float, high: float,
+                  example: str) -> float:
+    """A number of seconds from 0 to ``high``."""
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= high:
+        raise ValueError(f"{shown(name, raw)} is not a number of seconds from 0 to {high:g}, "
+                         f"e.g. {example}")
+    return value
+
+
 def _matching(name: str, raw: str | None, pattern: re.Pattern[str], what: str, *,
               secret: bool = False) -> str | None:
     """The value, stripped, when it matches ``pattern``; else a ValueError ending in ``what``."""

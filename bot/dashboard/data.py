@@ -102,6 +102,8 @@ def run_detail(store: RunStore, registry: Registry, run_id: str,
             "waits": [_wait_view(w) for w in store.waits(None, run_id)],
             "state": dict(result_of(store.record(run_id))), "events": events, "now": now,
             "flow": flow_view(store.steps(run_id)),
+            "models": sorted({str(e["model"]) for e in events  # the models its calls used
+                              if e["event"] == EventKind.MODEL_CALL and e.get("model")}),
             "live": run.status in ("running", "waiting")}
 
 

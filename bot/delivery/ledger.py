@@ -132,6 +132,8 @@ class InboxItem:
     chat_id: str
     message_id: str
     payload: str
+    run_id: str | None = None  # set once a turn took it up (a burst's messages share one)
+    received_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,20 @@ class Ledger:
         self.conn.execute(
             "UPDATE inbox SET run_id = ? WHERE platform = ? AND chat_id = ? AND message_id = ?",
             (run_id, platform, chat_id, message_id))
+
+    def join_run(self, platform: str, chat_id: str, message_ids: list[str],
+                 run_id: str) -> None:
+        """Remember that one run answers all these messages (a burst: one turn), at once."""
+        with transaction(self.conn):
+            for message_id in message_ids:
+                self.set_run(platform, chat_id, message_id, run_id)
+
+    def finish_all(self, platform: str, chat_id: str, message_ids: list[str], status: str,
+                   route: str | None) -> None:
+        """Close the messages one reply answered, all at once: a crash leaves all or none."""
+        with transaction(self.conn):
+            for message_id in message_ids:
+                self.finish(platform, chat_id, message_id, status, route)
 
     def file_run(self, run_id: str, platform: str, chat_id: str) -> None:
         """File a run under the chat it was started in (once; a restart files it again)."""
@@ -241,10 +257,12 @@ class Ledger:
         """Messages received but not yet closed, oldest first, payloads as stored (recovery
         reads each on its own, so one unreadable record cannot stop the others)."""
         rows = self.conn.execute(
-            "SELECT platform, chat_id, message_id, payload FROM inbox"
+            "SELECT platform, chat_id, message_id, payload, run_id, received_at FROM inbox"
             " WHERE status = 'received' AND platform = ? ORDER BY received_at, rowid",
             (platform,)).fetchall()
-        return [InboxItem(*map(str, row)) for row in rows]
+        return [InboxItem(str(platform), str(chat), str(message), str(payload),
+                          None if run_id is None else str(run_id), float(received_at))
+                for platform, chat, message, payload, run_id, received_at in rows]
 
     # -- outbox ------------------------------------------------------------------------
     def enqueue(self, platform: str, chat_id: str, reply_key: str, parts: list[str],

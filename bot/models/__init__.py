@@ -7,6 +7,8 @@ returns ``Models(small, big)``. Importing this package imports no SDK: the ``ant
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.config.settings import Settings
 from bot.models.anthropic import AnthropicClient
 from bot.models.base import (
@@ -42,6 +44,7 @@ __all__ = [
     "Usage",
     "build_models",
     "classify_offline",
+    "model_maker",
     "parse_intent",
 ]
 
@@ -62,15 +65,24 @@ def build_models(settings: Settings, *, spend_log: SpendLog | None = None,
     and settles to its real cost. Each attempt is bounded by ``timeout`` seconds (default
     ``settings.model_timeout``, ``FRONTDESK_MODEL_TIMEOUT``).
     """
+    small_default, big_default = DEFAULT_MODELS.get(settings.model_provider,
+                                                    DEFAULT_MODELS["offline"])
+    make = model_maker(settings, spend_log=spend_log, policy=policy, timeout=timeout)
+    return Models(small=make(settings.small_model or small_default, "small"),
+                  big=make(settings.big_model or big_default, "big"))
+
+
+def model_maker(settings: Settings, *, spend_log: SpendLog | None = None,
+                policy: RetryPolicy | None = None,
+                timeout: float | None = None) -> Callable[[str, str], Model]:
+    """A function making a model of the configured provider by (name, role): what
+    ``build_models`` makes its two with, and ``/model`` a chat's preset (``bot.models.choices``)
+    with. The models it makes share one spend log and price table."""
     timeout = settings.model_timeout if timeout is None else timeout
     provider = settings.model_provider
-    small_default, big_default = DEFAULT_MODELS.get(provider, DEFAULT_MODELS["offline"])
-    small_name = settings.small_model or small_default
-    big_name = settings.big_model or big_default
     if provider not in {"anthropic", "openai"}:
-        return Models(small=OfflineModel(role="small", name=small_name),
-                      big=OfflineModel(role="big", name=big_name))
-    spend_log = spend_log if spend_log is not None else SpendLog.open(settings)
+        return lambda name, role: OfflineModel(role=role, name=name)
+    log = spend_log if spend_log is not None else SpendLog.open(settings)
     prices = load_prices(settings)
 
     def client(name: str) -> ProviderClient:
@@ -80,8 +92,8 @@ def build_models(settings: Settings, *, spend_log: SpendLog | None = None,
         return OpenAIClient(name=name, api_key=settings.openai_api_key,
                             base_url=settings.openai_base_url, timeout=timeout)
 
-    def guarded(name: str, role: str) -> GuardedModel:
-        return GuardedModel(client(name), role=role, prices=prices, spend_log=spend_log,
+    def guarded(name: str, role: str) -> Model:
+        return GuardedModel(client(name), role=role, prices=prices, spend_log=log,
                             budget_usd=settings.daily_budget_usd, policy=policy)
 
-    return Models(small=guarded(small_name, "small"), big=guarded(big_name, "big"))
+    return guarded

@@ -29,7 +29,7 @@ OWNER, GUEST = 4242, 5151
 def settings_for(home: Path, **env: str) -> Settings:
     """Settings on ``home`` with the offline model unless ``env`` says otherwise."""
     return Settings.from_env({"FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
-                              **env})
+                              "FRONTDESK_MERGE_WINDOW": "0", **env})
 
 
 @dataclass

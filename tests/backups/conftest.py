@@ -23,7 +23,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """The developer's own settings out; this home and the offline model in."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
     env.update({"FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
-                "PYTHONPATH": str(ROOT)})
+                "FRONTDESK_MERGE_WINDOW": "0", "PYTHONPATH": str(ROOT)})
     env.update(extra)
     return env
 

@@ -47,6 +47,7 @@ class FrontdeskProcess:
             "FRONTDESK_DISCORD_READY_TIMEOUT": "0.05",
             "FRONTDESK_DISCORD_IDENTIFY_DELAY": "0",
             "FRONTDESK_LOG_LEVEL": "INFO",
+            "FRONTDESK_MERGE_WINDOW": "0",  # one reply per message, unless a test merges
             "PYTHONPATH": str(REPO),
             "PYTHONFAULTHANDLER": "1",  # SIGABRT on a hung bot prints every thread's stack
         })

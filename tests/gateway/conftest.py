@@ -188,7 +188,7 @@ def make_settings(home: Path, **env: str) -> Settings:
     """Settings for a Telegram owner ``100`` who allows ``200``, on a database in ``home``."""
     return Settings.from_env({"FRONTDESK_HOME": str(home), "TELEGRAM_OWNER_ID": OWNER,
                               "TELEGRAM_ALLOWED_USERS": GUEST, "FRONTDESK_TIMEZONE": "UTC",
-                              **env})
+                              "FRONTDESK_MERGE_WINDOW": "0", **env})
 
 
 HarnessFactory = Callable[..., Awaitable[Harness]]

@@ -45,7 +45,8 @@ class FrontdeskProcess:
             "TELEGRAM_OWNER_ID": str(OWNER),
             "TELEGRAM_ALLOWED_USERS": ",".join(str(u) for u in allowed),
             "FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
-            "FRONTDESK_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"})
+            "FRONTDESK_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1",
+            "FRONTDESK_MERGE_WINDOW": "0"})  # one reply per message, unless a test merges
         self.env.update(env or {})
         self.proc: subprocess.Popen[bytes] | None = None
 

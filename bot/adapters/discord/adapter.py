@@ -227,7 +227,8 @@ class DiscordAdapter(discord.Client):
         if accepted is not None:
             async with typing_in(message.channel):
                 try:
-                    await self.gateway.process(accepted)
+                    # read back one by one: waiting for more lines would only add time
+                    await self.gateway.process(accepted, gather=not reading_back)
                 except Exception:  # the inbox keeps it: answered at the next start
                     log.exception("handling Discord message %s failed", message.id)
 

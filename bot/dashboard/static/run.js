@@ -8,7 +8,7 @@ const POLL_WAITING_MS = 4000;
 const runId = decodeURIComponent(location.pathname.split("/").pop());
 const pct = (x) => `${(Math.max(0, Math.min(1, x)) * 100).toFixed(3)}%`;
 
-function summary(run) {
+function summary(run, models) {
   const item = (label, value) => fd.el("div", { class: "item" },
     fd.el("span", { class: "label" }, label), fd.el("span", { class: "value" }, value));
   const roles = Object.entries(run.calls_by_role).map(([role, n]) => `${role} ${n}`).join(", ");
@@ -20,9 +20,11 @@ function summary(run) {
     item("Started", fd.clock(run.started_at)),
     item("Duration", fd.duration(run.duration_s) + (run.ended_at ? "" : " so far")),
     item("Model calls", `${run.model_calls}${roles ? ` (${roles})` : ""}`),
+    models.length ? item("Models", models.join(", ")) : null,
     item("Tokens in / out", `${run.input_tokens} / ${run.output_tokens}`),
     item("Cost", fd.cost(run.cost_usd)),
     who ? item("From", who) : null,
+    run.meta.messages ? item("Answers", `messages ${run.meta.messages.join(", ")}`) : null,
   ].filter(Boolean);
 }
 
@@ -157,7 +159,7 @@ function waitBox(waits) {
 function render(data) {
   const run = data.run;
   document.title = `Frontdesk · ${run.workflow} · ${run.status}`;
-  document.getElementById("summary").replaceChildren(...summary(run));
+  document.getElementById("summary").replaceChildren(...summary(run, data.models || []));
   const error = document.getElementById("run-error");
   error.hidden = !run.error;
   error.textContent = run.error || "";

@@ -1,0 +1,227 @@
+"""One turn for a burst: a person's messages in one chat that come close together, answered once.
+
+People type a thought over several lines. Each text from one person in one chat that arrives
+within ``FRONTDESK_MERGE_WINDOW`` seconds of the one before joins the same *burst*, and the
+burst is answered as one turn: the model sees the lines in order, as one message. A burst
+closes after ``MAX_MESSAGES`` lines, ``MAX_WAIT_S`` seconds after its first line, or when the
+same person sends something that keeps its own path (a command, a file): that is answered
+after the lines before it, and lines after it start a new burst. A line that arrives while
+the chat's turn is running waits for the chat; the lines waiting then are the next turn.
+
+The gateway tells ``Bursts`` of every allowed message once it is in the inbox (``arrived``,
+so nothing waits before it is recorded), waits for its burst to settle (``settled``), then,
+under the chat's lock, takes the bursts due in order (``next_for``) and answers each. The
+waiting lines live only in memory: a crash loses nothing, since each is in the inbox, and
+``backlog_bursts`` groups what a crash left open the same way at the next start (a burst a
+turn took up is recorded under its run id before the run starts, so it is found whole).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from bot.adapters.base import IncomingMessage
+from bot.chat.commands import parse
+from bot.delivery.ledger import InboxItem, Ledger
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGES = 10  # lines in one burst
+MAX_WAIT_S = 5.0  # after a burst's first line, it is answered whatever still comes
+MAX_CHARS = 16_000  # a burst stays a message the gateway reads (its MAX_MESSAGE_CHARS)
+Key = tuple[str, str, str]  # platform, chat, person
+
+
+def key_of(msg: IncomingMessage) -> Key:
+    """Whose burst: one person in one chat."""
+    return msg.platform, msg.chat_id, msg.user_id
+
+
+def mergeable(msg: IncomingMessage) -> bool:
+    """A plain text joins a burst; a command or a file keeps its own path."""
+    return bool(msg.text.strip()) and not msg.attachments and parse(msg.text) is None
+
+
+def merged(burst: Sequence[IncomingMessage]) -> IncomingMessage:
+    """The one message a turn answers: the first line's, with every line's text in order."""
+    return replace(burst[0], text="\n".join(msg.text for msg in burst))
+
+
+@dataclass(frozen=True)
+class Line:
+    """A waiting line: its message, when it came, its place among its person's arrivals, and
+    the burst it belongs to."""
+
+    message: IncomingMessage
+    at: float
+    seq: int
+    burst: int
+
+
+class Bursts:
+    """The lines waiting to be answered, per person and chat (in memory; the inbox has them)."""
+
+    def __init__(self, window: float, *, clock: Callable[[], float] = time.monotonic,
+                 max_messages: int = MAX_MESSAGES, max_wait: float = MAX_WAIT_S) -> None:
+        self.window, self.clock = window, clock
+        self.max_messages, self.max_wait = max_messages, max_wait
+        self._lines: dict[Key, list[Line]] = {}
+        self._seq: dict[Key, int] = {}  # arrivals so far, per person and chat
+        self._burst: dict[Key, int] = {}  # the number of the burst a new line joins
+        self._cuts: dict[tuple[Key, str], int] = {}  # an own-path message's place
+        self._changed: dict[Key, asyncio.Event] = {}
+        self._taken: set[tuple[Key, str]] = set()  # lines taken, their process not yet seen
+
+    @property
+    def on(self) -> bool:
+        """Merging is on (``FRONTDESK_MERGE_WINDOW`` above 0)."""
+        return self.window > 0
+
+    def arrived(self, msg: IncomingMessage) -> None:
+        """An allowed message is in the inbox: a line joins its burst, anything else closes it."""
+        if not self.on:
+            return
+        key = key_of(msg)
+        seq = self._seq[key] = self._seq.get(key, 0) + 1
+        burst = self._burst.setdefault(key, 0)
+        lines = self._lines.setdefault(key, [])
+        if not mergeable(msg):
+            self._cuts[(key, msg.message_id)] = seq
+            self._burst[key] = burst + 1
+        else:
+            lines.append(Line(msg, self.clock(), seq, burst))
+            if sum(1 for line in lines if line.burst == burst) >= self.max_messages:
+                self._burst[key] = burst + 1  # full: the next line starts another
+        if (changed := self._changed.pop(key, None)) is not None:
+            changed.set()
+
+    async def settled(self, msg: IncomingMessage) -> None:
+        """Return once ``msg``'s burst is closed, quiet for the window, or waited on long
+        enough (at once when merging is off or ``msg`` keeps its own path)."""
+        key = key_of(msg)
+        while (line := self._line(key, msg.message_id)) is not None:
+            burst = [other for other in self._lines[key] if other.burst == line.burst]
+            if line.burst < self._burst.get(key, 0):
+                return  # closed: a command or a file came after it, or it is full
+            left = min(burst[-1].at + self.window, burst[0].at + self.max_wait) - self.clock()
+            if left <= 0:
+                return
+            changed = self._changed.setdefault(key, asyncio.Event())
+            try:
+                async with asyncio.timeout(left):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+
+    def due(self, msg: IncomingMessage) -> Iterator[list[IncomingMessage]]:
+        """The bursts ``msg``'s process answers, in order (its chat's lock held): the oldest
+        waiting bursts of its person until its own is taken, each taken only when its turn
+        comes (lines that arrive meanwhile still join), or none when an earlier process took
+        it. A message that keeps its own path comes alone, after the lines before it."""
+        key = key_of(msg)
+        done = (key, msg.message_id)
+        cut = self._cuts.pop(done, None)
+        if cut is not None:
+            while (lines := self._lines.get(key)) and lines[0].seq < cut:
+                yield self._take(key, before=cut)
+            yield [msg]
+        elif self._line(key, msg.message_id) is not None:
+            while self._line(key, msg.message_id) is not None:
+                yield self._take(key)
+            self._taken.discard(done)
+        elif done in self._taken:
+            self._taken.discard(done)  # answered with an earlier line of its burst
+        else:
+            yield [msg]  # merging off, or a message ``arrived`` never saw (a stranger let in)
+
+    def _take(self, key: Key, before: int | None = None) -> list[IncomingMessage]:
+        """Take the oldest waiting burst of a person (its lines before ``before`` only)."""
+        lines = self._lines[key]
+        first = lines[0]
+        taken: list[Line] = []
+        chars = 0
+        for line in lines:
+            if line.burst != first.burst or (before is not None and line.seq > before) \
+                    or len(taken) >= self.max_messages \
+                    or (taken and chars + len(line.message.text) + 1 > MAX_CHARS):
+                break
+            taken.append(line)
+            chars += len(line.message.text) + 1
+        del lines[:len(taken)]
+        self._taken.update((key, line.message.message_id) for line in taken)
+        if not lines:
+            del self._lines[key]
+        return [line.message for line in taken]
+
+    def _line(self, key: Key, message_id: str) -> Line | None:
+        return next((line for line in self._lines.get(key, ())
+                     if line.message.message_id == message_id), None)
+
+
+def open_backlog(ledger: Ledger, platform: str,
+                 window: float) -> dict[tuple[str, str], list[list[IncomingMessage]]]:
+    """A platform's open inbox messages per chat, as the turns that answer them, oldest first
+    (``backlog_bursts``); each record read on its own: one that cannot be read is marked
+    failed and the others go on."""
+    backlog: dict[tuple[str, str], list[tuple[IncomingMessage, InboxItem]]] = {}
+    for item in ledger.open_messages(platform):
+        try:
+            msg = IncomingMessage.from_record(item.payload)
+        except ValueError as unreadable:
+            log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
+                        item.platform, item.chat_id, item.message_id, unreadable)
+            ledger.fail(item.platform, item.chat_id, item.message_id,
+                        f"unreadable: {unreadable}")
+            continue
+        backlog.setdefault((msg.platform, msg.chat_id), []).append((msg, item))
+    return {chat: backlog_bursts(messages, window) for chat, messages in backlog.items()}
+
+
+@dataclass
+class _Group:
+    messages: list[IncomingMessage]
+    items: list[InboxItem]
+
+
+def backlog_bursts(backlog: Sequence[tuple[IncomingMessage, InboxItem]],
+                   window: float) -> list[list[IncomingMessage]]:
+    """A chat's open messages after a restart, as the turns that answer them, in order.
+
+    Messages a turn had taken up share its run id: they are one turn again. The others are
+    grouped as they would have been live, by when the inbox received them.
+    """
+    groups: list[_Group] = []
+    by_run: dict[str, _Group] = {}
+    open_: dict[Key, _Group] = {}  # per person: the burst still taking lines
+    for msg, item in backlog:
+        key = key_of(msg)
+        if item.run_id is not None and item.run_id in by_run:
+            by_run[item.run_id].messages.append(msg)
+            by_run[item.run_id].items.append(item)
+            continue
+        current = open_.pop(key, None)
+        if current is not None and item.run_id is None and mergeable(msg) \
+                and joins(current, msg, item, window):
+            current.messages.append(msg)
+            current.items.append(item)
+            open_[key] = current
+            continue
+        group = _Group([msg], [item])
+        groups.append(group)
+        if item.run_id is not None:
+            by_run[item.run_id] = group
+        elif mergeable(msg) and window > 0:
+            open_[key] = group
+    return [group.messages for group in groups]
+
+
+def joins(group: _Group, msg: IncomingMessage, item: InboxItem, window: float) -> bool:
+    """Whether a line received at ``item.received_at`` would have joined this burst live."""
+    chars = sum(len(m.text) + 1 for m in group.messages) + len(msg.text)
+    return (len(group.messages) < MAX_MESSAGES and chars <= MAX_CHARS
+            and item.received_at - group.items[-1].received_at <= window
+            and item.received_at - group.items[0].received_at <= MAX_WAIT_S)

@@ -1,0 +1,136 @@
+"""The big model of each chat: the owner's ``/model`` choice, kept in the database, used per call.
+
+``FRONTDESK_MODEL_PRESETS`` names models of the configured provider (``fast=gpt-4.1-mini,
+deep=o3``). The owner picks one for a chat with ``/model NAME``; ``ModelChoices`` keeps it as
+a row of ``model_choices`` (this module owns the table), so it survives a restart, and a preset
+no longer configured counts as no choice. ``ChatBigModel`` is the one big model every workflow
+is built with: each call asks which chat's work is under way (``in_chat``, a context variable
+the gateway and the owner's decisions set, which the engine's node tasks inherit) and goes to
+that chat's model, made once per model name and kept, so nothing is rebuilt per message. Each
+such model is a model of its own: its budget hold uses its own prices, and the trace's
+``model_call`` event names it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from bot.models.base import Message, Model, Reply
+from sqlitedb import Migration, migrate
+
+MIGRATIONS: list[Migration] = [
+    ("models_001_chat_choices", """
+        CREATE TABLE model_choices (
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            preset TEXT NOT NULL,
+            set_at REAL NOT NULL,
+            PRIMARY KEY (platform, chat_id)
+        );
+    """),
+]
+
+CHAT: ContextVar[tuple[str, str] | None] = ContextVar("frontdesk_chat", default=None)
+
+
+@contextmanager
+def in_chat(platform: str, chat_id: str) -> Iterator[None]:
+    """The work inside (and the tasks it starts) is this chat's: its model calls use the
+    chat's chosen big model."""
+    token = CHAT.set((platform, chat_id))
+    try:
+        yield
+    finally:
+        CHAT.reset(token)
+
+
+class ModelChoices:
+    """The preset each chat chose (``model_choices``), read against the configured presets."""
+
+    def __init__(self, conn: sqlite3.Connection, presets: Sequence[tuple[str, str]]) -> None:
+        self.conn = conn
+        self.presets: dict[str, str] = dict(presets)  # name -> model, in the order configured
+        migrate(conn, MIGRATIONS)
+
+    def preset_of(self, platform: str, chat_id: str) -> str | None:
+        """The chat's chosen preset, or None (none chosen, or no longer configured)."""
+        row = self.conn.execute(
+            "SELECT preset FROM model_choices WHERE platform = ? AND chat_id = ?",
+            (platform, chat_id)).fetchone()
+        return str(row[0]) if row and str(row[0]) in self.presets else None
+
+    def choose(self, platform: str, chat_id: str, preset: str) -> None:
+        """Use a configured preset's model as this chat's big model from now on."""
+        if preset not in self.presets:
+            raise KeyError(preset)
+        self.conn.execute(
+            "INSERT INTO model_choices (platform, chat_id, preset, set_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(platform, chat_id) DO UPDATE SET preset = excluded.preset,"
+            " set_at = excluded.set_at", (platform, chat_id, preset, time.time()))
+
+    def reset(self, platform: str, chat_id: str) -> bool:
+        """Back to the default big model; whether the chat had a choice."""
+        cur = self.conn.execute("DELETE FROM model_choices WHERE platform = ? AND chat_id = ?",
+                                (platform, chat_id))
+        return cur.rowcount > 0
+
+    def chosen(self) -> list[tuple[str, str, str]]:
+        """Every chat with a configured preset chosen: (platform, chat, preset)."""
+        rows = self.conn.execute(
+            "SELECT platform, chat_id, preset FROM model_choices ORDER BY platform, chat_id")
+        return [(str(p), str(c), str(n)) for p, c, n in rows if str(n) in self.presets]
+
+
+class ChatBigModel:
+    """A ``Model`` in the big role that is, for each call, the big model of the chat at work."""
+
+    role = "big"
+
+    def __init__(self, default: Model, choices: ModelChoices,
+                 make: Callable[[str, str], Model]) -> None:
+        """``default``: the configured big model; ``make(name, role)``: a model of the
+        configured provider (``bot.models.model_maker``)."""
+        self.default, self.choices, self._make = default, choices, make
+        self.provider = default.provider
+        self._made: dict[str, Model] = {default.name: default}
+
+    @property
+    def name(self) -> str:
+        """The model's name for the chat at work (the default outside any chat)."""
+        return self.current().name
+
+    @name.setter
+    def name(self, value: str) -> None:  # the protocol's name is a variable; this one follows
+        raise AttributeError("a chat's big model is chosen with /model, not renamed")
+
+    def model_for(self, platform: str, chat_id: str) -> Model:
+        """The big model this chat uses now."""
+        preset = self.choices.preset_of(platform, chat_id)
+        if preset is None:
+            return self.default
+        name = self.choices.presets[preset]
+        if name not in self._made:
+            self._made[name] = self._make(name, "big")
+        return self._made[name]
+
+    def current(self) -> Model:
+        """The big model of the chat whose work is under way (``in_chat``)."""
+        chat = CHAT.get()
+        return self.default if chat is None else self.model_for(*chat)
+
+    async def complete(self, messages: Sequence[Message | Mapping[str, Any]],
+                       **options: Any) -> Reply:
+        """The call, by the chat's model (``tools``, ``max_tokens``, ``purpose``,
+        ``observer`` and whatever else a model takes are passed on as given)."""
+        return await self.current().complete(messages, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else a model offers (e.g. ``aclose``), of the chat's model."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.current(), name)
