@@ -32,8 +32,10 @@ from bot.chat.gateway import AnyWorkflow, Gateway
 from bot.chat.locks import ChatLocks
 from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
+from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.delivery.shown import LiveMessages
 from bot.models import Models, build_models, classify_offline
 from bot.reminders.store import Reminders
 from bot.reminders.timer import Scheduler, SchedulerDeps, build_scheduler
@@ -124,7 +126,10 @@ def assemble(settings: Settings, *, models: Models | None = None,
                             cache_dir=settings.home / "cache")
     owner = OwnerCalendar(calendar, settings.timezone)
     ledger = Ledger(connect(settings.database))
-    outbox = Outbox(ledger)
+    shown = LiveMessages(connect(settings.database))  # live replies' partial messages
+    outbox = Outbox(ledger, shown)
+    live = LiveReplies(outbox.adapter, shown, on=settings.stream,
+                       interval=settings.stream_interval)
     notifier = OwnerNotifier(settings, outbox, clock=clock, sleep=sleep)
     people = People(connect(settings.database))
     access = Access(settings, people)
@@ -180,7 +185,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
         chat_workflow=triage_graph if settings.graph_workflows else loop_graph,
         workflows=workflows, today=owner.today, commands=CommandHandler(memory, reminders),
         strangers=strangers, decisions=decisions, locks=locks, start_tools=mcp.start,
-        make_files=lambda: attachments_for(settings))
+        make_files=lambda: attachments_for(settings), live=live)
 
     async def owner_chat() -> tuple[str, str]:
         """The owner's platform and direct chat, as the notifier reaches them."""
@@ -222,7 +227,7 @@ def build_loop_graph(model: Any, tools: ToolRegistry, system: str) -> Graph:
                       caller=lambda state: caller_from_sender(state["sender"]),
                       prompt=lambda state: [*state.get("history", []),
                                             triage.user_turn(state)],
-                      output_key="reply", system=system)
+                      output_key="reply", system=system, live=True)
     graph = Graph("loop")
     graph.add_node(Node("loop", loop))
     graph.add_edge(START, "loop")

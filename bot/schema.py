@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.access import people
-from bot.delivery import ledger, notifier
+from bot.delivery import ledger, notifier, shown
 from bot.models import costs
 from bot.reminders import store as reminders
 from graphs.runs import schema as runs_schema
@@ -29,6 +29,7 @@ MIGRATIONS_BY_OWNER: dict[str, Sequence[Migration]] = {
     "memory": memory_schema.MIGRATIONS,
     "bot.delivery.ledger": ledger.MIGRATIONS,
     "bot.delivery.notifier": notifier.MIGRATIONS,
+    "bot.delivery.shown": shown.MIGRATIONS,
     "bot.access.people": people.MIGRATIONS,
     "bot.models.costs": costs.MIGRATIONS,
     "bot.reminders.store": reminders.MIGRATIONS,

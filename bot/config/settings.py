@@ -62,6 +62,10 @@ class Settings:
     mcp_config: str | None = None  # None: mcp.json in FRONTDESK_HOME when it exists
     mcp_timeout: float = 30.0
 
+    # live replies (bot.delivery.live): answers shown as they are written, and how often
+    stream: bool = True  # FRONTDESK_STREAM
+    stream_interval: float = 1.0  # FRONTDESK_STREAM_INTERVAL: seconds between updates a chat
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Read the settings from an environment-like mapping; every variable is parsed here,
@@ -133,6 +137,10 @@ class Settings:
             mcp_config=get("FRONTDESK_MCP_CONFIG"),
             mcp_timeout=values.positive("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"),
                                         30.0),
+            stream=values.switch("FRONTDESK_STREAM", get("FRONTDESK_STREAM"), True),
+            stream_interval=values.positive("FRONTDESK_STREAM_INTERVAL",
+                                            get("FRONTDESK_STREAM_INTERVAL"), 1.0, "seconds",
+                                            "1.0"),
         )
 
     def check_files(self) -> None:
