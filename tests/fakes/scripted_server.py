@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ class ScriptedServer(LoopbackServer):
         self.responder: Responder = self.default_reply
         self.chunk_delay_s = 0.0  # between two streamed chunks
         self.streamed = 0  # answers sent as a stream
+        self.first_chunks: list[float] = []  # time.monotonic() of each stream's first chunk
 
     def routes(self) -> list[web.RouteDef]:
         """The API's routes; each handler should be ``self.answer``."""
@@ -137,6 +139,8 @@ class ScriptedServer(LoopbackServer):
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                "Cache-Control": "no-cache"})
         await response.prepare(request)
+        with self._lock:
+            self.first_chunks.append(time.monotonic())
         for number, (name, data) in enumerate(events):
             if number and self.chunk_delay_s:
                 with contextlib.suppress(TimeoutError):
