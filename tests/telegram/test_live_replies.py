@@ -108,6 +108,10 @@ def test_a_group_sees_one_message_grow_and_its_last_edit_is_the_answer(
     assert len(texts) == len(set(texts)), "an edit that changed nothing"
     assert_paced([*writes_to(telegram, GROUP, "sendMessage"), *edits[:-1]])
     assert bot_answered_once(tmp_path)
+    with sqlite3.connect(tmp_path / "frontdesk.db") as conn:  # the trace says when
+        seen = dict(conn.execute("SELECT event, node FROM run_events WHERE event IN"
+                                 " ('first_token', 'first_visible')").fetchall())
+    assert seen == {"first_token": "full_agent", "first_visible": "full_agent"}
 
 
 def test_where_drafts_are_refused_the_reply_grows_by_edits(
