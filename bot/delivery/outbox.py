@@ -28,6 +28,7 @@ Usage::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Iterable
 
@@ -141,6 +142,8 @@ class Outbox:
         except LiveRefused as refused:  # gone, or too old to edit: a new message instead
             log.info("could not edit live message %s in %s chat %s (%s); sending anew",
                      message_id, part.platform, target, refused)
+            with contextlib.suppress(Exception):  # never left partial where it can go
+                await adapter.delete(target, message_id)
             self.shown.settle(part.platform, part.chat_id, part.reply_key, part.part_no)
             return False
         except Undeliverable as refused:
