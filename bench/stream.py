@@ -13,7 +13,8 @@ off, alternating, so a busy machine slows all alike. Measured from the update's 
 - first visible: the first draft, partial message or message in that chat;
 - full answer: the message showing the whole answer;
 - first visible after the first token: how long the first update took once the model began
-  writing (target: within about 1 s, the stream interval).
+  writing (target: within about 1 s, the stream interval);
+- full answer after the last token: what the delivery adds once the model is done.
 
 Prints the medians and the ratio first visible / full answer per setting (streaming off: 1).
 Exits 1 when the streamed first update comes more than 1.5 s after the first token.
@@ -66,9 +67,13 @@ class BigModel(FakeOpenAIServer):
         return text_reply(CLASSIFY)
 
 
-def measure(questions: int) -> dict[str, list[tuple[float, float, float | None]]]:
-    """(first visible, full answer, first visible after the first token) per question."""
-    results: dict[str, list[tuple[float, float, float | None]]] = {s: [] for s in SETTINGS}
+Row = tuple[float, float, float | None, float | None]
+
+
+def measure(questions: int) -> dict[str, list[Row]]:
+    """(first visible, full answer, first visible after the first token, full answer after
+    the last token) per question."""
+    results: dict[str, list[Row]] = {s: [] for s in SETTINGS}
     with BigModel() as model, FakeTelegramServer() as on_server, \
             FakeTelegramServer() as off_server, tempfile.TemporaryDirectory() as tmp:
         chats = tuple(range(7001, 7001 + questions * 3 + 2))
@@ -96,7 +101,7 @@ def measure(questions: int) -> dict[str, list[tuple[float, float, float | None]]
 
 
 def ask(telegram: FakeTelegramServer, bot: FrontdeskProcess, model: BigModel, chat: int,
-        kind: str) -> tuple[float, float, float | None]:
+        kind: str) -> Row:
     """One question; the times of its first visible text and of its whole answer."""
     where = chat if kind == "private" else -chat
     streams_before = len(model.first_chunks)
@@ -113,9 +118,10 @@ def ask(telegram: FakeTelegramServer, bot: FrontdeskProcess, model: BigModel, ch
     full = next(c.at for c in writes
                 if c.method != "sendMessageDraft" and c.params.get("text") == ANSWER)
     first = writes[0].at
-    token = model.first_chunks[streams_before] if len(model.first_chunks) > streams_before \
-        else None
-    return first - start, full - start, (first - token) if token is not None else None
+    if len(model.last_chunks) <= streams_before:
+        return first - start, full - start, None, None
+    token, last = model.first_chunks[streams_before], model.last_chunks[streams_before]
+    return first - start, full - start, first - token, full - last
 
 
 def main() -> int:
@@ -136,6 +142,8 @@ def main() -> int:
             worst = max(worst, max(after))
             line += f"   first visible after first token: median {statistics.median(after):4.2f}"
             line += f" s, max {max(after):4.2f} s"
+            tail = statistics.median(r[3] for r in rows if r[3] is not None)
+            line += f"   full answer after last token {tail:4.2f} s"
         print(line)
     ok = worst <= LIMIT_AFTER_FIRST_TOKEN_S
     print(f"target: the first update within ~1 s of the first token: "

@@ -77,6 +77,7 @@ class ScriptedServer(LoopbackServer):
         self.chunk_delay_s = 0.0  # between two streamed chunks
         self.streamed = 0  # answers sent as a stream
         self.first_chunks: list[float] = []  # time.monotonic() of each stream's first chunk
+        self.last_chunks: list[float] = []  # ... and of its last
 
     def routes(self) -> list[web.RouteDef]:
         """The API's routes; each handler should be ``self.answer``."""
@@ -155,6 +156,7 @@ class ScriptedServer(LoopbackServer):
                 return response  # the client went away mid-stream (a killed bot)
         with self._lock:
             self.streamed += 1
+            self.last_chunks.append(time.monotonic())
             self._notify()
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
