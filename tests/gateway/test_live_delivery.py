@@ -4,8 +4,12 @@ live reply's pace, floods and take-backs, against an adapter that records every 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+
+import pytest
 
 from bot.adapters.base import Button, Flooded, LiveRefused
+from bot.config.settings import Settings
 from bot.delivery.live import LiveReplies, partial, pieces
 from tests.gateway.conftest import Harness, RecordingAdapter, until
 
@@ -113,3 +117,15 @@ async def test_a_reply_grows_paced_takes_back_tool_turns_and_stops_after_three_f
     assert all(t.endswith("\u2026") for _, _, t in adapter.writes)
     assert all("And more" not in t for _, _, t in adapter.writes)  # nothing after 3 floods
     assert set(live.shown.of("telegram", CHAT, "m-3")) == {1, 2}
+
+
+def test_the_stream_settings_are_read_and_a_bad_one_names_its_variable(tmp_path: Path) -> None:
+    read = Settings.from_env({"FRONTDESK_HOME": str(tmp_path), "FRONTDESK_STREAM": "off",
+                              "FRONTDESK_STREAM_INTERVAL": "2.5"})
+    assert (read.stream, read.stream_interval) == (False, 2.5)
+    default = Settings.from_env({"FRONTDESK_HOME": str(tmp_path)})
+    assert (default.stream, default.stream_interval) == (True, 1.0)
+    with pytest.raises(ValueError, match="FRONTDESK_STREAM='sometimes' is not on or off"):
+        Settings.from_env({"FRONTDESK_STREAM": "sometimes"})
+    with pytest.raises(ValueError, match="FRONTDESK_STREAM_INTERVAL='0': expected a number"):
+        Settings.from_env({"FRONTDESK_STREAM_INTERVAL": "0"})
