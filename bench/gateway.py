@@ -54,8 +54,10 @@ class ZeroLatencyModel:
 
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
-                       purpose: str | None = None, observer: Observer | None = None) -> Reply:
-        """No work: the reply for the purpose, and the model_call event real models emit."""
+                       purpose: str | None = None, observer: Observer | None = None,
+                       on_text: Any = None) -> Reply:
+        """No work: the reply for the purpose, and the model_call event real models emit
+        (nothing streamed: the quick-reply path answers from the classify call)."""
         self.calls += 1
         text = SOCIAL if purpose == "classify" else ANSWER
         emit(resolve_observer(observer), {

@@ -37,8 +37,10 @@ from bot.chat.meetings import CANCEL, MeetingChat
 from bot.chat.model_command import ModelCommand
 from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
+from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.delivery.shown import LiveMessages
 from bot.meetings.busy import IcsBusyTime
 from bot.meetings.desk import MeetingDesk
 from bot.meetings.slots import MeetingRules
@@ -142,7 +144,10 @@ def assemble(settings: Settings, *, models: Models | None = None,
                             cache_dir=settings.home / "cache")
     owner = OwnerCalendar.build(settings, calendar)  # + the CalDAV copy, when configured
     ledger = Ledger(connect(settings.database))
-    outbox = Outbox(ledger)
+    shown = LiveMessages(connect(settings.database))  # live replies' partial messages
+    outbox = Outbox(ledger, shown)
+    live = LiveReplies(outbox.adapter, shown, on=settings.stream,
+                       interval=settings.stream_interval)
     notifier = OwnerNotifier(settings, outbox, clock=clock, sleep=sleep)
     people = People(connect(settings.database))
     access = Access(settings, people)
@@ -228,7 +233,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
         commands=CommandHandler(memory, reminders, ModelCommand(big, models.small.name)),
         strangers=strangers, decisions=decisions, locks=locks,
         bursts=Bursts(settings.merge_window), start_tools=mcp.start,
-        make_files=lambda: attachments_for(settings), meetings=meeting_chat)
+        make_files=lambda: attachments_for(settings), meetings=meeting_chat,
+        live=live)
 
     async def owner_chat() -> tuple[str, str]:
         """The owner's platform and direct chat, as the notifier reaches them."""
@@ -272,7 +278,7 @@ def build_loop_graph(model: Any, tools: ToolRegistry, system: str) -> Graph:
                       caller=lambda state: caller_from_sender(state["sender"]),
                       prompt=lambda state: [*state.get("history", []),
                                             triage.user_turn(state)],
-                      output_key="reply", system=system)
+                      output_key="reply", system=system, live=True)
     graph = Graph("loop")
     graph.add_node(Node("loop", loop))
     graph.add_edge(START, "loop")

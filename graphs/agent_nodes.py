@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graphs.graph import GraphState, NodeFn
+from graphs.live import live_text
 from graphs.protocols import AgentLoop, ChatModel
 
 Prompt = Callable[[GraphState], "str | list[dict[str, Any]]"]
@@ -47,12 +48,14 @@ def llm_node(model: ChatModel, *, prompt: Prompt, output_key: str, purpose: str,
 
 def agent_node(loop: AgentLoop, model: Any, tools: Any, *, caller: Callable[[GraphState], Any],
                prompt: Prompt, output_key: str, system: str | None = None,
-               max_iterations: int = 8) -> NodeFn:
-    """A node that runs the tool loop for the state's caller and writes the final answer."""
+               max_iterations: int = 8, live: bool = False) -> NodeFn:
+    """A node that runs the tool loop for the state's caller and writes the final answer;
+    ``live``: that answer is the run's reply, streamed to ``graphs.live`` as it is written."""
 
     async def node(state: GraphState) -> dict[str, Any]:
         result = await loop(model, build_messages(state, prompt, system), tools, caller(state),
-                            max_iterations=max_iterations)
+                            max_iterations=max_iterations,
+                            on_text=live_text() if live else None)
         return {output_key: result.text}
 
     node.__name__ = f"agent_{output_key}"

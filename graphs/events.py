@@ -42,6 +42,8 @@ class EventKind(StrEnum):
     MODEL_CALL = "model_call"  # a model was called (tokens, cost)
     TOOL_CALL = "tool_call"  # the agent loop called a tool
     LOOP_END = "loop_end"  # the agent loop stopped
+    FIRST_TOKEN = "first_token"  # a streamed answer's first text came from the model
+    FIRST_VISIBLE = "first_visible"  # ... and was first shown in the chat (draft or edit)
 
 
 def describe(exc: BaseException) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from graphs.graph import Observer
+from graphs.live import TextSink
 
 
 class HasText(Protocol):
@@ -26,8 +27,8 @@ class ChatModel(Protocol):
     """A model of one role (small or big)."""
 
     async def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024,
-                       purpose: str | None = None,
-                       observer: Observer | None = None) -> HasText: ...
+                       purpose: str | None = None, observer: Observer | None = None,
+                       on_text: TextSink | None = None) -> HasText: ...
 
 
 class AgentLoop(Protocol):
@@ -35,7 +36,8 @@ class AgentLoop(Protocol):
 
     def __call__(self, model: Any, messages: list[dict[str, Any]], tools: Any, caller: Any, *,
                  max_iterations: int = 8, observer: Observer | None = None,
-                 purpose: str = "agent") -> Awaitable[HasText]: ...
+                 purpose: str = "agent",
+                 on_text: TextSink | None = None) -> Awaitable[HasText]: ...
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:

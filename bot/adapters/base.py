@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 # Every character a renderer (ours for Telegram, Discord's own) could read as Markdown; a
 # backslash before one shows it as typed.
@@ -203,4 +203,55 @@ class Adapter(Protocol):
 
     async def owner_chat(self) -> str | None:
         """The chat where the owner is reached directly (a DM), or None if none is set."""
+        ...
+
+
+class Flooded(Exception):
+    """A live update (draft, partial message, edit) refused by the platform's flood control:
+    nothing more should be written to that chat for ``retry_after`` seconds."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"flood control: retry after {retry_after:g} s")
+        self.retry_after = retry_after
+
+
+class LiveRefused(Exception):
+    """A draft or an edit the platform will not take here (drafts not offered in this chat, the
+    message gone): the live reply shows its text another way, or leaves it to the final send."""
+
+
+@runtime_checkable
+class LiveAdapter(Protocol):
+    """What a platform offers for live replies (``bot.delivery.live``), beside ``Adapter``.
+
+    Partial texts go as plain text in one try each: a flood answer raises ``Flooded`` (after
+    which the adapter's own sends to that chat wait it out too), a refusal ``LiveRefused``.
+    ``edit(..., final=True)`` is the outbox delivering a part into a message shown live: the
+    part's formatted text and buttons, retried like ``send``; an edit that changes nothing
+    counts as done.
+    """
+
+    platform: str
+    live_limit: int  # characters one partial message may show
+
+    def live_mode(self, chat_id: str, private: bool) -> str | None:
+        """"draft" (an ephemeral preview, then the final message), "edit" (a message that
+        grows), or None (nothing shown before the final message)."""
+        ...
+
+    async def draft(self, chat_id: str, draft_id: int, text: str) -> None:
+        """Show ``text`` as the chat's draft ``draft_id``."""
+        ...
+
+    async def post(self, chat_id: str, text: str) -> str:
+        """Send a partial text as a new message; its id."""
+        ...
+
+    async def edit(self, chat_id: str, message_id: str, text: str,
+                   buttons: list[Button] | None = None, *, final: bool = False) -> None:
+        """Replace a message's text (``final``: with an outbox part, formatted, retried)."""
+        ...
+
+    async def delete(self, chat_id: str, message_id: str) -> None:
+        """Remove a message shown live that the final answer does not need."""
         ...

@@ -8,7 +8,8 @@ its MIME type); it exists only here, where the person typing owns the machine.
 On a terminal, lines are read with the stdlib's ``readline`` (editing, and a history kept in
 ``FRONTDESK_HOME/console_history``) on a daemon thread of its own, so Ctrl-C leaves at once
 (a pool thread blocked in ``input`` would hold the exit until Enter) and the terminal's modes
-are put back as they were.
+are put back as they were. On a terminal an answer being written shows as a dim line that
+grows in place (a live reply's draft, ``bot.delivery.live``), replaced by the answer itself.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bot.adapters.base import Attachment, Button, IncomingMessage, Reply, kind_of
+from bot.adapters.base import Attachment, Button, IncomingMessage, LiveRefused, Reply, kind_of
 from bot.chat.gateway import Gateway
 from bot.media.attachments import FileTooLarge
 
 OWNER_CHAT = "console"
 DIM, RESET = "\033[2m", "\033[0m"
+CLEAR_LINE = "\r\033[K"  # back to the line's start, and erase it
+PREVIEW_CHARS = 72  # the tail of an answer being written, on one terminal line
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
 ATTACH = "/attach"
 mimetypes.add_type("text/markdown", ".md")  # not in every system's table
@@ -49,12 +52,15 @@ class ConsoleAdapter:
     """Prints what the gateway sends; the console owner is always the user ``owner``."""
 
     platform = "console"
+    live_limit = 100_000  # the whole answer so far: the preview line keeps its tail itself
 
     def __init__(self, out: TextIO | None = None, *, echo: bool = True) -> None:
         self.out = out or sys.stdout
         self.echo = echo
         self.sent: list[tuple[str, str]] = []  # (chat, text), for `frontdesk chat` and tests
+        self.previews: list[str] = []  # what the dim preview line showed, in order
         self._ids = itertools.count(1)
+        self._preview_shown = False
 
     def split(self, text: str) -> list[str]:
         """A terminal takes any length: one part."""
@@ -65,6 +71,7 @@ class ConsoleAdapter:
         """Print (or just collect) one reply."""
         shown = render(text, buttons)
         self.sent.append((chat_id, shown))
+        self._clear_preview()
         if self.echo:
             prefix = "" if chat_id == OWNER_CHAT else f"[to {chat_id}] "
             print(f"{prefix}{shown}", file=self.out, flush=True)
@@ -73,6 +80,37 @@ class ConsoleAdapter:
     async def owner_chat(self) -> str:
         """The owner is whoever sits at this terminal."""
         return OWNER_CHAT
+
+    # -- live replies (bot.delivery.live): a dim line that grows, on a terminal only ----------
+    def live_mode(self, chat_id: str, private: bool) -> str | None:
+        """A preview line where there is a terminal to draw it on; else nothing before the
+        answer (``frontdesk chat``, pipes, tests read whole replies)."""
+        return "draft" if self.echo and self.out.isatty() else None
+
+    async def draft(self, chat_id: str, draft_id: int, text: str) -> None:
+        """Redraw the preview line with the end of the answer so far."""
+        line = " ".join(text.split())
+        line = line if len(line) <= PREVIEW_CHARS else "\u2026" + line[-(PREVIEW_CHARS - 1):]
+        self.previews.append(line)
+        print(f"{CLEAR_LINE}{DIM}{line}{RESET}", end="", file=self.out, flush=True)
+        self._preview_shown = True
+
+    async def post(self, chat_id: str, text: str) -> str:
+        """Only previews here: nothing to send before the answer."""
+        raise LiveRefused("the console shows a preview line only")
+
+    async def edit(self, chat_id: str, message_id: str, text: str,
+                   buttons: list[Button] | None = None, *, final: bool = False) -> None:
+        """Printed lines cannot be edited."""
+        raise LiveRefused("the console shows a preview line only")
+
+    async def delete(self, chat_id: str, message_id: str) -> None:
+        """Nothing is ever shown that would need deleting."""
+
+    def _clear_preview(self) -> None:
+        if self._preview_shown:
+            print(CLEAR_LINE, end="", file=self.out, flush=True)
+            self._preview_shown = False
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
         """A local file (``/attach``, ``frontdesk chat --attach``), read from its path."""

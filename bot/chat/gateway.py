@@ -13,6 +13,7 @@ second one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -38,6 +39,7 @@ from bot.chat.workflow_commands import (
 )
 from bot.config.settings import Settings
 from bot.delivery.ledger import Ledger
+from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
 from bot.models.choices import in_chat
@@ -72,11 +74,13 @@ class Gateway:
                  decisions: Decisions, locks: ChatLocks, bursts: Bursts,
                  start_tools: Callable[[], Awaitable[None]],
                  make_files: Callable[[], Attachments],
-                 meetings: MeetingChat | None = None) -> None:
+                 meetings: MeetingChat | None = None,
+                 live: LiveReplies | None = None) -> None:
         """``chat_workflow`` answers a plain message (triage, or the plain agent loop);
         ``workflows`` by name start the workflow commands and the briefing; ``today`` is the
         owner's ISO date; ``start_tools`` starts the MCP servers; ``make_files`` builds the
-        attachments pipeline, on the first message with files."""
+        attachments pipeline, on the first message with files; ``live`` shows an answer
+        while it is written (``bot.delivery.live``)."""
         self.settings, self.ledger, self.memory = settings, ledger, memory
         self.outbox = outbox  # the one the owner notifier sends through too
         self.store, self.runs, self.notifier, self.allowlist = store, runs, notifier, access
@@ -86,6 +90,7 @@ class Gateway:
         self.bursts = bursts  # the lines waiting to be answered as one turn
         self.start_tools, self.make_files = start_tools, make_files
         self.meetings = meetings  # /meetings: a person's bookings with Cancel buttons
+        self.live = live  # the answer shown as it is written (FRONTDESK_STREAM)
         self._files: Attachments | None = None
         self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
         self.answering: set[asyncio.Task[None]] = set()  # messages of people just allowed
@@ -215,7 +220,7 @@ class Gateway:
         deadline = asyncio.timeout(self.settings.answer_deadline)
         try:
             with in_chat(msg.platform, msg.chat_id):  # its model calls: this chat's /model
-                async with deadline:
+                async with deadline, self._showing(msg):  # live updates stop before delivery
                     reply = await self._answer(msg, is_owner,
                                                {"messages": ids} if ids[1:] else {})
         except asyncio.CancelledError:  # a clean stop (SIGTERM): the messages stay open, and
@@ -232,6 +237,12 @@ class Gateway:
         if reply.route not in {"command", "failed"}:
             self.memory.add_history(history_key(msg), "assistant", reply.text)
         return reply
+
+    def _showing(self, msg: IncomingMessage) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The answer to ``msg`` shown in its chat as it is written (FRONTDESK_STREAM)."""
+        if self.live is None:
+            return contextlib.nullcontext()
+        return self.live.showing(msg.platform, msg.chat_id, msg.message_id, msg.is_private)
 
     def _discard(self, msg: IncomingMessage) -> None:
         """The message is answered: its files (if it had any) are not needed any more."""

@@ -82,6 +82,9 @@ class Settings:
     # big models the owner may pick per chat with /model, as (name, model) pairs
     merge_window: float = 1.5  # FRONTDESK_MERGE_WINDOW, seconds; 0: every message its own turn
     model_presets: tuple[tuple[str, str], ...] = ()  # FRONTDESK_MODEL_PRESETS
+    # live replies (bot.delivery.live): answers shown as they are written, and how often
+    stream: bool = True  # FRONTDESK_STREAM
+    stream_interval: float = 1.0  # FRONTDESK_STREAM_INTERVAL: seconds between updates a chat
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -164,6 +167,10 @@ class Settings:
                                               get("FRONTDESK_MERGE_WINDOW"), 1.5, 5.0, "1.5"),
             model_presets=values.presets("FRONTDESK_MODEL_PRESETS",
                                          get("FRONTDESK_MODEL_PRESETS")),
+            stream=values.switch("FRONTDESK_STREAM", get("FRONTDESK_STREAM"), True),
+            stream_interval=values.positive("FRONTDESK_STREAM_INTERVAL",
+                                            get("FRONTDESK_STREAM_INTERVAL"), 1.0, "seconds",
+                                            "1.0"),
         )
 
     def check_files(self) -> None:

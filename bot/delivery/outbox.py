@@ -11,6 +11,12 @@ A part the platform refuses for good (``Undeliverable``) is marked failed and th
 on; a moved chat (``ChatMoved``) is followed and remembered; a chat that cannot be reached
 now keeps its parts, in order, for the next flush, while the other chats go on.
 
+A reply shown live (``bot.delivery.live``) left partial messages in the chat, recorded in
+``live_messages``: part *n* is then delivered as the edit of live message *n*, marked sent
+with that message's id, and live messages past the last part are deleted, so the final text
+is delivered once and no partial text is left behind, after a crash too. A final text never
+ends with "…" (``settled``): that mark is the partial texts'.
+
 Usage::
 
     outbox = Outbox(ledger)
@@ -22,11 +28,14 @@ Usage::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Iterable
 
-from bot.adapters.base import Adapter, Button, ChatMoved, Undeliverable
+from bot.adapters.base import Adapter, Button, ChatMoved, LiveAdapter, LiveRefused, Undeliverable
 from bot.delivery.ledger import MAX_MOVES, Ledger, OutboxPart
+from bot.delivery.live import settled
+from bot.delivery.shown import LiveMessages
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +43,9 @@ log = logging.getLogger(__name__)
 class Outbox:
     """The ledger's outbox, the adapters that send it, and one send lock per chat."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, shown: LiveMessages | None = None) -> None:
         self.ledger = ledger
+        self.shown = shown  # the partial messages of live replies, edited into the final
         self.adapters: dict[str, Adapter] = {}  # platform -> its running adapter
         self.send_locks: dict[tuple[str, str], asyncio.Lock] = {}
 
@@ -59,7 +69,8 @@ class Outbox:
         Without a running adapter the parts wait in the ledger, unsplit, for ``flush``.
         """
         adapter = self.adapters.get(platform)
-        texts = adapter.split(text) if adapter else [text]
+        text = settled(text)
+        texts = [settled(part) for part in adapter.split(text)] if adapter else [text]
         marks = [{"label": b.label, "token": b.token} for b in buttons or []]
         self.ledger.enqueue(platform, chat_id, key, texts, marks or None)
         if adapter is not None:
@@ -96,6 +107,8 @@ class Outbox:
         """Send one part where its chat is now; mark it sent, or failed for good."""
         buttons = [Button(b["label"], b["token"]) for b in part.buttons or []] or None
         target = self.ledger.chat_now(part.platform, part.chat_id)
+        if await self._edit_live(adapter, part, target, buttons):
+            return
         for _ in range(MAX_MOVES):
             try:
                 message_id = await adapter.send(target, part.text, buttons, key=f"fd{part.id}")
@@ -111,5 +124,48 @@ class Outbox:
                             part.platform, part.part_no, part.parts, part.chat_id, refused)
                 return
             self.ledger.mark_sent(part.id, message_id)  # first thing after the accept
+            await self._drop_live_extras(adapter, part, target)
             return
         self.ledger.mark_failed(part.id, f"the chat moved more than {MAX_MOVES} times")
+
+    async def _edit_live(self, adapter: Adapter, part: OutboxPart, target: str,
+                         buttons: list[Button] | None) -> bool:
+        """Deliver a part as the edit of the live message showing it; False when there is
+        none (or it cannot be edited: the part is then sent as a new message)."""
+        if self.shown is None or not isinstance(adapter, LiveAdapter):
+            return False
+        message_id = self.shown.of(part.platform, part.chat_id, part.reply_key).get(part.part_no)
+        if message_id is None:
+            return False
+        try:
+            await adapter.edit(target, message_id, part.text, buttons, final=True)
+        except LiveRefused as refused:  # gone, or too old to edit: a new message instead
+            log.info("could not edit live message %s in %s chat %s (%s); sending anew",
+                     message_id, part.platform, target, refused)
+            with contextlib.suppress(Exception):  # never left partial where it can go
+                await adapter.delete(target, message_id)
+            self.shown.settle(part.platform, part.chat_id, part.reply_key, part.part_no)
+            return False
+        except Undeliverable as refused:
+            self.ledger.mark_failed(part.id, str(refused))
+            log.warning("%s refused part %d/%d for chat %s for good (%s); marked failed",
+                        part.platform, part.part_no, part.parts, part.chat_id, refused)
+            return True
+        self.ledger.mark_sent(part.id, message_id)  # first thing after the accept
+        self.shown.settle(part.platform, part.chat_id, part.reply_key, part.part_no)
+        await self._drop_live_extras(adapter, part, target)
+        return True
+
+    async def _drop_live_extras(self, adapter: Adapter, part: OutboxPart, target: str) -> None:
+        """After a reply's last part: delete the live messages the final text did not need."""
+        if self.shown is None or part.part_no != part.parts or \
+                not isinstance(adapter, LiveAdapter):
+            return
+        extras = self.shown.of(part.platform, part.chat_id, part.reply_key)
+        for number, message_id in sorted(extras.items()):
+            try:
+                await adapter.delete(target, message_id)
+            except Exception:  # it stays, partial-marked: never mistaken for an answer
+                log.warning("could not delete live message %s in %s chat %s", message_id,
+                            part.platform, target, exc_info=True)
+            self.shown.settle(part.platform, part.chat_id, part.reply_key, number)

@@ -10,8 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.models.base import IMAGE_GONE, ImagePart, Message, Reply, ToolCall, ToolSpec, Usage
-from bot.models.retry import ProviderFailure, failure_from_sdk, malformed
+from bot.models.base import (
+    IMAGE_GONE,
+    ImagePart,
+    Message,
+    Reply,
+    TextFeed,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from bot.models.retry import (
+    ProviderFailure,
+    broken_off,
+    failure_from_sdk,
+    malformed,
+    transport_errors,
+)
 
 LABEL = "Anthropic"
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -42,8 +57,9 @@ class AnthropicClient:
         return self._client
 
     async def request(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
-                      max_tokens: int) -> Reply:
-        """One call; SDK errors become ``ProviderFailure``s with a short message."""
+                      max_tokens: int, feed: TextFeed | None = None) -> Reply:
+        """One call; SDK errors become ``ProviderFailure``s with a short message. With a
+        ``feed`` the answer is streamed (``messages.stream``) and its text fed as it comes."""
         import anthropic
 
         if not self._api_key and not self._base_url:
@@ -57,11 +73,29 @@ class AnthropicClient:
             kwargs["tools"] = [{"name": t.name, "description": t.description,
                                 "input_schema": t.parameters} for t in tools]
         try:
-            result = await self._sdk_client().messages.create(**kwargs)
+            if feed is None:
+                result = await self._sdk_client().messages.create(**kwargs)
+            else:
+                result = await self._streamed(kwargs, feed)
         except anthropic.AnthropicError as exc:
             raise failure_from_sdk(exc, anthropic, label=LABEL, key_env=KEY_ENV,
                                    model=self.name) from None
         return from_wire(result, fallback_model=self.name)
+
+    async def _streamed(self, kwargs: dict[str, Any], feed: TextFeed) -> Any:
+        """The same call as the SDK's message stream; text goes to ``feed`` until a tool use
+        block starts (a tool turn is not shown), the final message is the SDK's own."""
+        try:
+            async with self._sdk_client().messages.stream(**kwargs) as stream:
+                async for event in stream:
+                    if event.type == "content_block_start" and \
+                            event.content_block.type == "tool_use":
+                        feed.hold()
+                    elif event.type == "text":
+                        feed.add(event.text)
+                return await stream.get_final_message()
+        except transport_errors():
+            raise broken_off(LABEL) from None
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections, if a client was ever built."""

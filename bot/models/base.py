@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from graphs.graph import Observer as Observer  # the one observer type, for the models too
+from graphs.live import TextSink as TextSink  # where a streamed answer's text goes
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -125,8 +126,14 @@ class Model(Protocol):
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
                        purpose: str | None = None,
-                       observer: Observer | None = None) -> Reply:
-        """Answer the conversation; may ask for tools from ``tools``."""
+                       observer: Observer | None = None,
+                       on_text: TextSink | None = None) -> Reply:
+        """Answer the conversation; may ask for tools from ``tools``.
+
+        With ``on_text`` the answer is streamed: the sink gets the text so far as it grows,
+        and ``""`` when what it got is not the answer after all (the turn asks for tools, or
+        the call is tried again); the Reply is the whole answer as without it.
+        """
         ...
 
 
@@ -193,6 +200,40 @@ def emit(observer: Observer | None, event: dict[str, Any]) -> None:
         return
     with contextlib.suppress(Exception):  # tracing is best-effort by design
         observer(event)
+
+
+class TextFeed:
+    """A streamed turn's text on its way to a sink: the first token timed in the trace, and
+    nothing more shown once the turn turns out to ask for tools (``hold``)."""
+
+    def __init__(self, sink: TextSink | None, observer: Observer | None, *, role: str,
+                 purpose: str | None) -> None:
+        self.sink, self.observer, self.role, self.purpose = sink, observer, role, purpose
+        self.text, self.held, self.watch = "", sink is None, Stopwatch()
+        self.first_token = False
+
+    def add(self, delta: str) -> None:
+        """More text of the answer."""
+        if self.held or not delta:
+            return
+        self.text += delta
+        if not self.first_token and self.text.strip():
+            self.first_token = True
+            emit(self.observer, {"event": "first_token", "role": self.role,
+                                 "purpose": self.purpose, "after_s": self.watch.elapsed()})
+        if self.sink is not None:
+            self.sink(self.text)
+
+    def hold(self) -> None:
+        """The turn asks for tools: what was shown is taken back, and the rest not shown."""
+        self.restart()
+        self.held = True
+
+    def restart(self) -> None:
+        """Start over (a retry, a fallback): what was shown is taken back."""
+        if self.text and self.sink is not None:
+            self.sink("")
+        self.text, self.held = "", self.sink is None
 
 
 class Stopwatch:

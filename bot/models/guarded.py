@@ -22,6 +22,8 @@ from bot.models.base import (
     Observer,
     Reply,
     Stopwatch,
+    TextFeed,
+    TextSink,
     ToolSpec,
     as_messages,
     emit,
@@ -85,7 +87,7 @@ class ProviderClient(Protocol):
     timeout: float  # seconds one request may take
 
     async def request(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
-                      max_tokens: int) -> Reply: ...
+                      max_tokens: int, feed: TextFeed | None = None) -> Reply: ...
 
     async def aclose(self) -> None: ...
 
@@ -116,31 +118,37 @@ class GuardedModel:
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
                        purpose: str | None = None,
-                       observer: Observer | None = None) -> Reply:
+                       observer: Observer | None = None,
+                       on_text: TextSink | None = None) -> Reply:
         """Ask the provider; offline answers if the budget refuses or the provider stays down;
         a permanent failure raises ModelError. Images go along until the provider refuses
         them (``bot.models.vision``); from then on the text goes alone, and the reply says so.
+        With ``on_text`` the provider streams (see ``Model.complete``); each attempt starts
+        the shown text over, so a retry never shows an answer twice.
         """
         conversation = as_messages(messages)
         if not has_images(conversation):
-            return await self._ask(conversation, tools, max_tokens, purpose, observer)
+            return await self._ask(conversation, tools, max_tokens, purpose, observer, on_text)
         if not self._no_images:
             try:
-                return await self._ask(conversation, tools, max_tokens, purpose, observer)
+                return await self._ask(conversation, tools, max_tokens, purpose, observer,
+                                       on_text)
             except ModelError as failure:
                 if not refused_images(failure):
                     raise
                 self._no_images = True  # learned from the provider's answer
         reply = await self._ask(without_images(conversation), tools, max_tokens, purpose,
-                                observer)
+                                observer, on_text)
         if not reply.tool_calls and purpose not in STRUCTURED_PURPOSES:
             reply.text = f"{NO_VISION}\n\n{reply.text}"
         return reply
 
     async def _ask(self, conversation: list[Message], tools: Sequence[ToolSpec] | None,
-                   max_tokens: int, purpose: str | None, observer: Observer | None) -> Reply:
+                   max_tokens: int, purpose: str | None, observer: Observer | None,
+                   on_text: TextSink | None = None) -> Reply:
         """One model call with the budget, retry and fallback rules around it."""
         sink = resolve_observer(observer)
+        feed = TextFeed(on_text, sink, role=self.role, purpose=purpose) if on_text else None
         event = {"event": "model_call", "role": self.role, "provider": self.provider,
                  "model": self.name, "purpose": purpose}
         if self._clock() < self._down_until:  # still marked down: don't wait on it again
@@ -150,9 +158,11 @@ class GuardedModel:
         watch = Stopwatch()
         try:
             reply = await call_with_retry(
-                lambda: self._attempt(conversation, tools, max_tokens, purpose, bound),
+                lambda: self._attempt(conversation, tools, max_tokens, purpose, bound, feed),
                 self._policy, sleep=self._sleep)
         except OverBudget as over:
+            if feed is not None:
+                feed.restart()
             reason = refusal_sentence(over)
             emit(sink, {**event, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
                         "duration_s": watch.elapsed(), "error": reason, "refused": True})
@@ -160,6 +170,8 @@ class GuardedModel:
             reply.refused = reason
             return reply
         except ProviderFailure as failure:
+            if feed is not None:
+                feed.restart()  # the offline answer, or the failure, is what counts now
             emit(sink, {**event, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
                         "duration_s": watch.elapsed(), "error": failure.user_message})
             if failure.transient:
@@ -175,8 +187,11 @@ class GuardedModel:
         return reply
 
     async def _attempt(self, conversation: list[Message], tools: Sequence[ToolSpec] | None,
-                       max_tokens: int, purpose: str | None, input_bound: int) -> Reply:
+                       max_tokens: int, purpose: str | None, input_bound: int,
+                       feed: TextFeed | None = None) -> Reply:
         """One request: hold its worst case, bound its time, settle to its real cost."""
+        if feed is not None:
+            feed.restart()  # a retry: what an earlier attempt showed is taken back
         hold = None
         if self._spend_log is not None:
             worst = self._prices.cost(self.name, input_bound, max_tokens)
@@ -185,7 +200,7 @@ class GuardedModel:
                                         role=self.role, purpose=purpose)
         try:
             async with asyncio.timeout(self.client.timeout + BACKSTOP_S):
-                reply = await self.client.request(conversation, tools, max_tokens)
+                reply = await self.client.request(conversation, tools, max_tokens, feed)
         except TimeoutError:
             # the SDK's time-out (per read) fires first; this one bounds a trickling reply
             raise ProviderFailure(f"The {self.client.label} API timed out.", transient=True,

@@ -7,6 +7,7 @@ so the real loop runs the real tools; it only calls a tool that it was offered.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,8 @@ from bot.models.base import (
     Observer,
     Reply,
     Stopwatch,
+    TextFeed,
+    TextSink,
     ToolCall,
     ToolSpec,
     Usage,
@@ -41,6 +44,7 @@ AGENDA = re.compile(r"\b(calendar|agenda|schedule|today|meetings?)\b", re.IGNORE
 REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note)(?:\s+that)?\b[\s:,]*(?P<text>.+)$",
                       re.IGNORECASE | re.DOTALL)
 REVISION = re.compile(r"Draft:\n(?P<draft>.*)\n\nFeedback:\n(?P<feedback>.*)", re.DOTALL)
+WORDS = re.compile(r"\s*\S+")  # a word with the space before it: what a stream's chunk holds
 URGENCY = {"urgent": 0.9, "social": 0.1, "question": 0.3, "task": 0.4}
 
 
@@ -199,11 +203,19 @@ class OfflineModel:
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
                        purpose: str | None = None,
-                       observer: Observer | None = None) -> Reply:
-        """Answer by the rules for ``purpose`` (the agent rules by default)."""
+                       observer: Observer | None = None,
+                       on_text: TextSink | None = None) -> Reply:
+        """Answer by the rules for ``purpose`` (the agent rules by default); with ``on_text``
+        a final answer is streamed word by word, as a provider would (a tool turn is not)."""
         watch = Stopwatch()
         conversation = as_messages(messages)
         text, calls = offline_text(purpose, conversation, tools)
+        if on_text is not None and not calls:
+            feed = TextFeed(on_text, resolve_observer(observer), role=self.role,
+                            purpose=purpose)
+            for word in WORDS.findall(text):
+                feed.add(word)
+                await asyncio.sleep(0)  # each word a step of its own, as chunks arrive
         usage = Usage(sum(len(m.content) for m in conversation) // 4 + 1, len(text) // 4 + 1)
         emit(resolve_observer(observer), {
             "event": "model_call", "role": self.role, "provider": self.provider,

@@ -12,8 +12,17 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.models.base import IMAGE_GONE, ImagePart, Message, Reply, ToolCall, ToolSpec, Usage
-from bot.models.retry import failure_from_sdk, malformed
+from bot.models.base import (
+    IMAGE_GONE,
+    ImagePart,
+    Message,
+    Reply,
+    TextFeed,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from bot.models.retry import broken_off, failure_from_sdk, malformed, transport_errors
 
 KEY_ENV = "OPENAI_API_KEY"
 LOCAL_PLACEHOLDER_KEY = "local-server-needs-no-key"
@@ -44,8 +53,9 @@ class OpenAIClient:
         return self._client
 
     async def request(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
-                      max_tokens: int) -> Reply:
-        """One call; SDK errors become ``ProviderFailure``s with a short message."""
+                      max_tokens: int, feed: TextFeed | None = None) -> Reply:
+        """One call; SDK errors become ``ProviderFailure``s with a short message. With a
+        ``feed`` the answer is streamed (``stream=True``) and its text fed as it comes."""
         import openai
 
         kwargs: dict[str, Any] = {"model": self.name, "messages": to_wire(messages)}
@@ -56,11 +66,34 @@ class OpenAIClient:
                 "name": t.name, "description": t.description, "parameters": t.parameters}}
                 for t in tools]
         try:
-            result = await self._sdk_client().chat.completions.create(**kwargs)
+            if feed is None:
+                result = await self._sdk_client().chat.completions.create(**kwargs)
+            else:
+                result = await self._streamed(kwargs, feed)
         except openai.OpenAIError as exc:
             raise failure_from_sdk(exc, openai, label=self.label, key_env=KEY_ENV,
                                    model=self.name) from None
         return from_wire(result, fallback_model=self.name, label=self.label)
+
+    async def _streamed(self, kwargs: dict[str, Any], feed: TextFeed) -> Any:
+        """The same call as a stream of chunks, put together by the SDK's own accumulator;
+        text goes to ``feed`` until a tool call shows up (a tool turn is not shown)."""
+        from openai.lib.streaming.chat import ChatCompletionStreamState
+
+        state: Any = ChatCompletionStreamState()
+        stream = await self._sdk_client().chat.completions.create(
+            **kwargs, stream=True, stream_options={"include_usage": True})
+        try:
+            async with stream:
+                async for chunk in stream:
+                    state.handle_chunk(chunk)
+                    for choice in chunk.choices[:1]:
+                        if choice.delta.tool_calls:
+                            feed.hold()
+                        feed.add(choice.delta.content or "")
+        except transport_errors():
+            raise broken_off(self.label) from None
+        return state.get_final_completion()
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections, if a client was ever built."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -36,6 +37,20 @@ class ProviderFailure(ModelError):
         self.retry_after = retry_after
         self.timed_out = timed_out
         self.maybe_billed = maybe_billed or timed_out
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP library's connection errors, which a stream being read raises unwrapped (the
+    SDKs have used ``httpx`` and its successor ``httpx2``: whichever is loaded)."""
+    loaded = [sys.modules.get(name) for name in ("httpx2", "httpx")]
+    return tuple(module.TransportError for module in loaded
+                 if module is not None and hasattr(module, "TransportError"))
+
+
+def broken_off(label: str) -> ProviderFailure:
+    """A streamed answer whose connection broke off midway: tried again (it may be billed)."""
+    return ProviderFailure(f"The {label} API's answer broke off midway.", transient=True,
+                           maybe_billed=True)
 
 
 MODEL_RETRY = RetryPolicy(max_attempts=3, delay=0.5, backoff=2.0, max_delay=8.0)

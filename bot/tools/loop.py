@@ -32,6 +32,7 @@ from bot.models.base import (
     Observer,
     Reply,
     Stopwatch,
+    TextSink,
     ToolCall,
     Usage,
     as_messages,
@@ -86,8 +87,13 @@ STOPPED = {"max_time": "I ran out of time before finishing; please try again.",
 async def run_loop(model: Model, messages: Sequence[Message | Mapping[str, Any]],
                    tools: ToolRegistry, caller: Caller, *, max_iterations: int = 8,
                    observer: Observer | None = None, max_tokens: int = 1024,
-                   purpose: str = "agent", max_seconds: float | None = None) -> LoopResult:
-    """Alternate model turns and tool runs until the model answers or a stop condition."""
+                   purpose: str = "agent", max_seconds: float | None = None,
+                   on_text: TextSink | None = None) -> LoopResult:
+    """Alternate model turns and tool runs until the model answers or a stop condition.
+
+    ``on_text`` (``graphs.live``): each turn may be the final answer, so each is streamed
+    to it; a turn that asks for tools takes back what it showed (tool turns are not shown).
+    """
     sink, steps = resolve_observer(observer), node_steps()
     conversation = as_messages(messages)
     specs = tools.specs_for(caller)
@@ -102,7 +108,7 @@ async def run_loop(model: Model, messages: Sequence[Message | Mapping[str, Any]]
         result.iterations += 1
         try:
             reply = await _turn(model, conversation, specs, max_tokens, purpose, sink, steps,
-                                result.iterations)
+                                result.iterations, on_text)
         except ModelError as exc:
             result.error = exc.user_message
             return _stop(result, sink, "critical_failure", exc.user_message)
@@ -111,6 +117,8 @@ async def run_loop(model: Model, messages: Sequence[Message | Mapping[str, Any]]
         conversation.append(Message("assistant", reply.text, tool_calls=list(reply.tool_calls)))
         if not reply.tool_calls:
             return _stop(result, sink, "final_answer", reply.text)
+        if on_text is not None:
+            on_text("")  # not the answer: a turn that asks for tools is not shown
         valid = False
         for call in reply.tool_calls[:MAX_CALLS_PER_TURN]:
             outcome = await _tool(tools, call, caller, sink, steps, result.iterations)
@@ -141,14 +149,16 @@ def _stop(result: LoopResult, sink: Observer | None, reason: StopReason,
 
 async def _turn(model: Model, conversation: list[Message], specs: Any, max_tokens: int,
                 purpose: str, sink: Observer | None, steps: NodeSteps | None,
-                number: int) -> Reply:
-    """One model turn: replayed from its step when a crash came after it, else asked."""
+                number: int, on_text: TextSink | None = None) -> Reply:
+    """One model turn: replayed from its step when a crash came after it, else asked
+    (streamed to ``on_text`` when given)."""
     key = f"turn:{number}"
     saved = steps.saved(key) if steps is not None else None
     if saved is not None and saved.status == "done":
         return _reply_from(saved.output)
+    streamed: dict[str, Any] = {"on_text": on_text} if on_text is not None else {}
     reply = await model.complete(conversation, tools=specs or None, max_tokens=max_tokens,
-                                 purpose=purpose, observer=sink)
+                                 purpose=purpose, observer=sink, **streamed)
     if steps is not None:
         steps.save(key, "model_turn", _reply_json(reply))
     return reply

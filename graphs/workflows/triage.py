@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphs.graph import END, START, Graph, GraphState, Node
+from graphs.live import live_text
 from graphs.nodes import route_on
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
 from graphs.workflows.verdicts import offline, refusal
@@ -173,7 +174,7 @@ def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, 
                     {"role": "user", "content": request_of(state)}]
         try:
             reply = await deps.small.complete(messages, max_tokens=QUICK_REPLY_MAX_TOKENS,
-                                              purpose="quick_reply")
+                                              purpose="quick_reply", on_text=live_text())
         except Exception as exc:  # the model's one-sentence reason is the answer
             return {"reply": getattr(exc, "user_message", "The model is unavailable right now.")}
         return {"reply": reply.text}
@@ -198,7 +199,8 @@ def full_agent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, A
                            "not the owner.")
         messages = [{"role": "system", "content": "\n\n".join(context)},
                     *state.get("history", []), user_turn(state)]
-        result = await deps.loop(deps.big, messages, deps.tools, deps.make_caller(sender))
+        result = await deps.loop(deps.big, messages, deps.tools, deps.make_caller(sender),
+                                 on_text=live_text())  # the answer, shown as it is written
         return {"reply": result.text}
 
     return node

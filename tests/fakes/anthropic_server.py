@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import base64
 import itertools
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.scripted_server import RecordedRequest, ScriptedReply, ScriptedServer
+from tests.fakes.scripted_server import (
+    RecordedRequest,
+    ScriptedReply,
+    ScriptedServer,
+    SseEvent,
+    words,
+)
 
 _ids = itertools.count(1)
 
@@ -110,6 +117,41 @@ class FakeAnthropicServer(ScriptedServer):
         return web.json_response({"data": data, "has_more": False,
                                   "first_id": self.models[0] if self.models else None,
                                   "last_id": self.models[-1] if self.models else None})
+
+    def sse_events(self, body: Any, request: RecordedRequest) -> list[SseEvent]:
+        """A ``message`` as the Messages API's stream: ``message_start``, each content block
+        (``content_block_start``, its text word by word or its tool input as JSON,
+        ``content_block_stop``), ``message_delta`` with the stop reason and usage,
+        ``message_stop``."""
+        usage = body["usage"]
+        start = {**body, "content": [], "stop_reason": None,
+                 "usage": {**usage, "output_tokens": 1}}
+        events: list[SseEvent] = [("message_start", {"type": "message_start",
+                                                     "message": start})]
+        for index, block in enumerate(body["content"]):
+            if block["type"] == "text":
+                events.append(("content_block_start", {
+                    "type": "content_block_start", "index": index,
+                    "content_block": {"type": "text", "text": ""}}))
+                events += [("content_block_delta", {
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": word}})
+                    for word in words(block["text"])]
+            else:
+                events.append(("content_block_start", {
+                    "type": "content_block_start", "index": index,
+                    "content_block": {**block, "input": {}}}))
+                events.append(("content_block_delta", {
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta",
+                              "partial_json": json.dumps(block["input"])}}))
+            events.append(("content_block_stop", {"type": "content_block_stop",
+                                                  "index": index}))
+        events.append(("message_delta", {
+            "type": "message_delta",
+            "delta": {"stop_reason": body["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]}}))
+        return [*events, ("message_stop", {"type": "message_stop"})]
 
     def default_reply(self, request: RecordedRequest) -> ScriptedReply:
         """``default_text`` as a plain answer."""

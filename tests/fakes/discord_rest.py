@@ -64,6 +64,7 @@ class RestRoutes:
                 ("GET", f"/channels/{s}/messages", self.get_history),
                 ("GET", f"/channels/{s}/messages/{s}", self.get_message),
                 ("PATCH", f"/channels/{s}/messages/{s}", self.edit_message),
+                ("DELETE", f"/channels/{s}/messages/{s}", self.delete_message),
                 ("POST", f"/channels/{s}/typing", self.typing),
                 ("POST", f"/interactions/{s}/([^/]+)/callback", self.interaction_callback),
                 ("PATCH", f"/webhooks/{s}/([^/]+)/messages/@original", self.edit_original),
@@ -243,7 +244,21 @@ class RestRoutes:
                 if key in edit and edit[key] is not None:
                     message[key] = edit[key]
             message["edited_timestamp"] = p.timestamp_of(self.fake.ids.next())
+            if "content" in edit and edit["content"] is not None:
+                self.fake.edits.setdefault(message["id"], []).append(edit["content"])
         return json_response(200, message)
+
+    async def delete_message(self, call: Call, match: re.Match[str]) -> web.Response:
+        message = self.fake.find_message(match[2])
+        if message is None or message["channel_id"] != match[1]:
+            return json_response(404, p.error(10008, "Unknown Message"))
+        with self.fake._lock:
+            for messages in (self.fake.history_by_channel.get(int(match[1]), []),
+                             self.fake.sent.get(int(match[1]), [])):
+                if message in messages:
+                    messages.remove(message)
+            self.fake.deleted.append(message)
+        return web.Response(status=204)
 
     async def typing(self, call: Call, match: re.Match[str]) -> web.Response:
         with self.fake._lock:

@@ -73,6 +73,8 @@ class FakeDiscord:
         self.interactions: dict[int, JSON] = {}
         self.interaction_responses: list[JSON] = []  # {"interaction_id", "type", "data"}
         self.typing: dict[int, int] = {}
+        self.edits: dict[str, list[str]] = {}  # message id -> each text an edit gave it
+        self.deleted: list[JSON] = []  # messages the bot deleted
         self.commands: dict[int | None, list[JSON]] = {}  # guild id (None: global) -> list
         self.identifies: list[JSON] = []
         self.resumes: list[JSON] = []

@@ -10,7 +10,9 @@ Usage::
 
 It emits the same ``model_call`` events as the real models, so route and counting logic can
 be tested with it. With ``default_text`` set, an empty queue answers that text instead of
-failing the test.
+failing the test. Called with ``on_text`` it streams a text answer word by word, waiting
+``chunk_delay_s`` between words (a tool turn is not streamed); ``.streamed`` counts the calls
+that were.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from bot.models.base import (
     ModelError,
     Observer,
     Reply,
+    TextFeed,
+    TextSink,
     ToolCall,
     ToolSpec,
     Usage,
@@ -65,6 +69,8 @@ class FakeModel:
         self.provider = provider
         self.default_text = default_text
         self.history: list[FakeCall] = []
+        self.chunk_delay_s = 0.0
+        self.streamed = 0
         self._queue: deque[_Scripted] = deque()
 
     def enqueue(self, text: str = "",
@@ -91,8 +97,9 @@ class FakeModel:
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
                        purpose: str | None = None,
-                       observer: Observer | None = None) -> Reply:
-        """Record the call and answer with the next scripted reply."""
+                       observer: Observer | None = None,
+                       on_text: TextSink | None = None) -> Reply:
+        """Record the call and answer with the next scripted reply (streamed to ``on_text``)."""
         self.history.append(FakeCall(as_messages(messages), list(tools) if tools else None,
                                      max_tokens, purpose))
         if self._queue:
@@ -116,6 +123,13 @@ class FakeModel:
             raise scripted.error
         reply = scripted.reply
         assert reply is not None
+        if on_text is not None and not reply.tool_calls:
+            self.streamed += 1
+            feed = TextFeed(on_text, resolve_observer(observer), role=self.role,
+                            purpose=purpose)
+            for word in reply.text.split(" "):
+                feed.add(word if not feed.text else f" {word}")
+                await asyncio.sleep(self.chunk_delay_s)
         emit(resolve_observer(observer), {**event, "input_tokens": reply.usage.input_tokens,
                                           "output_tokens": reply.usage.output_tokens,
                                           "cost_usd": reply.cost_usd})

@@ -31,7 +31,13 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.scripted_server import RecordedRequest, ScriptedReply, ScriptedServer
+from tests.fakes.scripted_server import (
+    RecordedRequest,
+    ScriptedReply,
+    ScriptedServer,
+    SseEvent,
+    words,
+)
 
 _ids = itertools.count(1)
 
@@ -187,6 +193,41 @@ class FakeOpenAIServer(ScriptedServer):
                                     int(usage.get("completion_tokens", 0))))
                 self._notify()
         return response
+
+    def sse_events(self, body: Any, request: RecordedRequest) -> list[SseEvent]:
+        """A ``chat.completion`` as ``chat.completion.chunk`` events: the role, the content
+        word by word, each tool call (its name, then its arguments), the finish reason, the
+        usage when ``stream_options.include_usage`` asks for it, then ``[DONE]``."""
+        base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"],
+                "model": body["model"], "system_fingerprint": body.get("system_fingerprint")}
+        choice = body["choices"][0]
+        message = choice["message"]
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> SseEvent:
+            return None, {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                               "finish_reason": finish}]}
+
+        events = [chunk({"role": "assistant", "content": ""})]
+        events += [chunk({"content": word}) for word in words(message.get("content") or "")]
+        for index, call in enumerate(message.get("tool_calls") or []):
+            events.append(chunk({"tool_calls": [{"index": index, "id": call["id"],
+                                                 "type": "function", "function": {
+                                                     "name": call["function"]["name"],
+                                                     "arguments": ""}}]}))
+            events.append(chunk({"tool_calls": [{"index": index, "function": {
+                "arguments": call["function"]["arguments"]}}]}))
+        events.append(chunk({}, choice["finish_reason"]))
+        if ((request.json or {}).get("stream_options") or {}).get("include_usage"):
+            events.append((None, {**base, "choices": [], "usage": body["usage"]}))
+        return [*events, (None, "[DONE]")]
+
+    def on_streamed(self, body: Any) -> None:
+        """Keep the usage a streamed answer reported, as for a whole one."""
+        usage = body.get("usage") or {}
+        with self._lock:
+            self.billed.append((str(body.get("model")), int(usage.get("prompt_tokens", 0)),
+                                int(usage.get("completion_tokens", 0))))
+            self._notify()
 
     async def _models(self, request: web.Request) -> web.Response:
         if self.api_key is not None and \

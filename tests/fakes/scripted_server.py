@@ -4,12 +4,18 @@ Each fake (``openai_server``, ``anthropic_server``) adds its routes and wire-for
 Built on ``serving.LoopbackServer``: a server runs inside the test's event loop
 (``async with``) or in a background thread with its own loop (``with server:``) for tests that
 start ``frontdesk`` as a subprocess. Every request is appended to ``.requests``.
+
+A request with ``"stream": true`` gets its scripted answer as server-sent events, in the API's
+own event format (``sse_events``, per API), one word a chunk, ``chunk_delay_s`` apart (after
+the reply's ``stall_s``, the time to the first token): how a big model writes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +55,12 @@ class RecordedRequest:
 
 
 Responder = Callable[[RecordedRequest], ScriptedReply]
+SseEvent = tuple["str | None", Any]  # (event name or None, data: a JSON value or raw text)
+
+
+def words(text: str) -> list[str]:
+    """A text as a stream's chunks: each word with the space before it."""
+    return re.findall(r"\s*\S+\s*?(?=\s|$)|\s+$", text) or ([text] if text else [])
 
 
 class ScriptedServer(LoopbackServer):
@@ -62,6 +74,10 @@ class ScriptedServer(LoopbackServer):
         self.replies: deque[ScriptedReply] = deque()
         self.requests: list[RecordedRequest] = []
         self.responder: Responder = self.default_reply
+        self.chunk_delay_s = 0.0  # between two streamed chunks
+        self.streamed = 0  # answers sent as a stream
+        self.first_chunks: list[float] = []  # time.monotonic() of each stream's first chunk
+        self.last_chunks: list[float] = []  # ... and of its last
 
     def routes(self) -> list[web.RouteDef]:
         """The API's routes; each handler should be ``self.answer``."""
@@ -70,6 +86,13 @@ class ScriptedServer(LoopbackServer):
     def default_reply(self, request: RecordedRequest) -> ScriptedReply:
         """The answer when nothing is queued."""
         raise NotImplementedError
+
+    def sse_events(self, body: Any, request: RecordedRequest) -> list[SseEvent]:
+        """A whole answer as the API's stream of events."""
+        raise NotImplementedError
+
+    def on_streamed(self, body: Any) -> None:
+        """An answer went out as a stream (the OpenAI fake keeps its usage)."""
 
     def build_app(self) -> web.Application:
         """The aiohttp application with the subclass's routes."""
@@ -106,4 +129,35 @@ class ScriptedServer(LoopbackServer):
             # held until the stall ends or the server stops, so no handler outlives the server
             with contextlib.suppress(TimeoutError):
                 await self.wait_for(lambda: self._closing, timeout=reply.stall_s)
+        if reply.status == 200 and isinstance(reply.body, dict) and \
+                isinstance(payload, dict) and payload.get("stream"):
+            self.on_streamed(reply.body)
+            return await self._stream(request, self.sse_events(reply.body, recorded))
         return reply.to_response()
+
+    async def _stream(self, request: web.Request, events: list[SseEvent]) -> web.StreamResponse:
+        """Send ``events`` as ``text/event-stream``, ``chunk_delay_s`` apart."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                               "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        with self._lock:
+            self.first_chunks.append(time.monotonic())
+        for number, (name, data) in enumerate(events):
+            if number and self.chunk_delay_s:
+                with contextlib.suppress(TimeoutError):
+                    await self.wait_for(lambda: self._closing, timeout=self.chunk_delay_s)
+            if self._closing:
+                break
+            text = data if isinstance(data, str) else json.dumps(data)
+            head = f"event: {name}\n" if name else ""
+            try:
+                await response.write(f"{head}data: {text}\n\n".encode())
+            except ConnectionResetError:
+                return response  # the client went away mid-stream (a killed bot)
+        with self._lock:
+            self.streamed += 1
+            self.last_chunks.append(time.monotonic())
+            self._notify()
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
+        return response

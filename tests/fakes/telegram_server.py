@@ -18,6 +18,12 @@ escaped), and text over 4,096 UTF-16 code units after parsing is refused. A grou
 upgraded to a supergroup (``migrate_chat``: sends to the old id get Telegram's 400 with
 ``migrate_to_chat_id``), and ``push_broken_mention`` queues the malformed group messages a
 stranger can send (a lone surrogate, an entity offset inside a surrogate pair).
+
+Live replies: ``sendMessageDraft`` is kept in ``.drafts`` (private chats only, as Telegram;
+``refuse_drafts()`` makes it answer 400 everywhere), ``editMessageText`` changes the message
+in place (``SentMessage.history`` keeps every text it showed, in order) and refuses an edit
+that changes nothing, ``deleteMessage`` moves a message to ``.deleted``, ``sendChatAction``
+is kept in ``.chat_actions``; ``fail_next`` answers any of them with a 429.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import itertools
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -41,7 +47,7 @@ CALLBACK_DATA_LIMIT = 64
 _JSON_PARAMS = {"reply_markup", "entities", "allowed_updates", "commands", "scope",
                 "reply_parameters", "link_preview_options"}
 _INT_PARAMS = {"chat_id", "message_id", "offset", "limit", "timeout", "reply_to_message_id",
-               "message_thread_id", "cache_time"}
+               "message_thread_id", "cache_time", "draft_id"}
 _BOOL_PARAMS = {"show_alert", "drop_pending_updates", "disable_notification", "protect_content"}
 _AUTO_ENTITY = re.compile(r"(?<![\w/@])(/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?"
                           r"|@[A-Za-z0-9_]{5,32})")
@@ -59,6 +65,7 @@ class SentMessage:
     entities: list[JSON]
     reply_markup: JSON | None
     edits: int = 0
+    history: list[str] = field(default_factory=list)  # every text it showed, oldest first
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class ApiCall:
     method: str
     params: JSON
     error_code: int | None
+    at: float = 0.0  # time.monotonic() when it was answered
 
 
 class _Migrated(ApiError):
@@ -99,6 +107,9 @@ class FakeTelegramServer(TelegramFiles, LoopbackServer):
         self.calls: list[ApiCall] = []
         self.callback_answers: list[JSON] = []
         self.chat_actions: list[tuple[int, str]] = []
+        self.drafts: list[tuple[int, int, str]] = []  # (chat, draft id, text), in order
+        self.deleted: list[SentMessage] = []
+        self.drafts_allowed = True
         self.commands: dict[str, list[JSON]] = {}  # scope as JSON -> commands
         self.dropped_pending_updates = 0
         self.polls = 0  # getUpdates requests received, finished or still waiting
@@ -228,6 +239,16 @@ class FakeTelegramServer(TelegramFiles, LoopbackServer):
         """Flood control: the next ``times`` sendMessage calls to this chat get a 429."""
         self.fail_next("sendMessage", times, retry_after=retry_after, chat_id=chat_id)
 
+    def refuse_drafts(self) -> None:
+        """Answer ``sendMessageDraft`` with a 400 everywhere (an older Bot API, say)."""
+        with self._lock:
+            self.drafts_allowed = False
+
+    def drafts_to(self, chat_id: int) -> list[str]:
+        """The draft texts shown in a chat, in order."""
+        with self._lock:
+            return [text for chat, _, text in self.drafts if chat == chat_id]
+
     def messages_to(self, chat_id: int) -> list[SentMessage]:
         with self._lock:
             return list(self.sent.get(chat_id, []))
@@ -270,7 +291,8 @@ class FakeTelegramServer(TelegramFiles, LoopbackServer):
         except ApiError as refused:
             error = refused
         with self._lock:
-            self.calls.append(ApiCall(method, params, error.code if error else None))
+            self.calls.append(ApiCall(method, params, error.code if error else None,
+                                      time.monotonic()))
             self._notify()
         if error is not None:
             return _answer(error)
@@ -379,7 +401,8 @@ class FakeTelegramServer(TelegramFiles, LoopbackServer):
             self._messages[(chat["id"], message["message_id"])] = message
             self.sent.setdefault(chat["id"], []).append(SentMessage(
                 chat["id"], message["message_id"], text, str(params["text"]),
-                params.get("parse_mode"), entities, message.get("reply_markup")))
+                params.get("parse_mode"), entities, message.get("reply_markup"),
+                history=[text]))
             held = chat["id"] in self._held_answers
             if held:
                 self.answers_held.append(message["message_id"])
@@ -405,6 +428,7 @@ class FakeTelegramServer(TelegramFiles, LoopbackServer):
             if sent.message_id == message["message_id"]:
                 sent.text, sent.raw_text, sent.entities = text, raw, entities
                 sent.reply_markup, sent.edits = markup, sent.edits + 1
+                sent.history.append(text)
                 sent.parse_mode = params.get("parse_mode", sent.parse_mode)
         return message
 
@@ -429,6 +453,27 @@ class FakeTelegramServer(TelegramFiles, LoopbackServer):
                 raise ApiError(400, "Bad Request: query is too old and response timeout "
                                     "expired or query ID is invalid")
             self.callback_answers.append(params)
+            return True
+
+    async def _api_sendmessagedraft(self, params: JSON) -> bool:
+        with self._lock:
+            chat = self._chat(params)
+            if not self.drafts_allowed or chat["type"] != "private":
+                raise ApiError(400, "Bad Request: TEXTDRAFT_PEER_INVALID")
+            if not isinstance(params.get("draft_id"), int) or params["draft_id"] == 0:
+                raise ApiError(400, "Bad Request: draft_id must be non-zero")
+            text, _ = self._render(params)
+            self.drafts.append((chat["id"], params["draft_id"], text))
+            return True
+
+    async def _api_deletemessage(self, params: JSON) -> bool:
+        with self._lock:
+            message = self._bot_message(params)
+            chat_id = message["chat"]["id"]
+            del self._messages[(chat_id, message["message_id"])]
+            kept = self.sent.get(chat_id, [])
+            self.deleted += [m for m in kept if m.message_id == message["message_id"]]
+            self.sent[chat_id] = [m for m in kept if m.message_id != message["message_id"]]
             return True
 
     async def _api_sendchataction(self, params: JSON) -> bool:

@@ -25,7 +25,7 @@ from bot.calendar.ics import Calendar
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
 from bot.models import Models, classify_offline
-from bot.models.base import Message, Observer, ToolSpec, as_messages, last_user_text
+from bot.models.base import Message, Observer, TextSink, ToolSpec, as_messages, last_user_text
 from bot.models.base import Reply as ModelReply
 from tests.fakes.model import FakeModel
 
@@ -92,7 +92,8 @@ class PurposeModel(FakeModel):
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]], *,
                        tools: Sequence[ToolSpec] | None = None, max_tokens: int = 1024,
                        purpose: str | None = None,
-                       observer: Observer | None = None) -> ModelReply:
+                       observer: Observer | None = None,
+                       on_text: TextSink | None = None) -> ModelReply:
         text = last_user_text(as_messages(messages))
         if self.gate is not None and self.gate.marker in text:
             self.gate.entered.set()
@@ -101,7 +102,7 @@ class PurposeModel(FakeModel):
             self.enqueue(answer_for(purpose, text, reply_in_classify=self.reply_in_classify),
                          delay_s=self.delay_s)
         return await super().complete(messages, tools=tools, max_tokens=max_tokens,
-                                      purpose=purpose, observer=observer)
+                                      purpose=purpose, observer=observer, on_text=on_text)
 
     def purposes(self) -> list[str | None]:
         """The purpose of every call so far."""

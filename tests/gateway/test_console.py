@@ -41,3 +41,26 @@ async def test_console_ends_at_end_of_input(harness: Harness) -> None:
     out = io.StringIO()
     await run_console(harness.gateway, io.StringIO("hello\n"), out)
     assert out.getvalue().endswith("> \n")
+
+
+async def test_on_a_terminal_an_answer_being_written_shows_as_a_growing_preview(
+        harness: Harness) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    harness.big.chunk_delay_s = 0.01
+    out = Terminal()
+    await run_console(harness.gateway, io.StringIO("what is on my mind today?\n"), out)
+    shown = out.getvalue()
+    answer = "agent: what is on my mind today?"
+    assert harness.big.streamed == 1
+    preview = f"\r\033[K{ANSI_DIM}agent:"
+    assert preview in shown and shown.index(preview) < shown.index(f"\r\033[K{answer}")
+    assert "\u2026" in shown.split(f"\r\033[K{answer}")[0]  # the preview said it was partial
+    assert f"{answer}\n" in shown  # then the answer itself, on a clean line
+
+
+async def test_no_final_message_ends_with_the_partial_mark(harness: Harness) -> None:
+    await harness.services.outbox.deliver("telegram", "77", "k-1", "Wait for it\u2026")
+    assert harness.adapter.to("77") == ["Wait for it..."]

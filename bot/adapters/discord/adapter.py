@@ -9,6 +9,8 @@ each channel the bot has seen is read back from its cursor, and whatever is new 
 once. A cursor passes a message only once it is in the inbox (or needs no answer), and a live
 message moves it only in a channel already read back in this session, so a crash before the
 read-back never skips what was sent earlier. Approvals and slash commands are in ``discord_ui``.
+Live replies (``bot.delivery.live``) show a message that grows by edits; "typing…" stops
+when a reply goes out in the channel.
 
 Usage::
 
@@ -22,18 +24,26 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import aiohttp
 import discord
 from discord import app_commands
 
-from bot.adapters.base import Attachment, Button, IncomingMessage, PressResult, Undeliverable
+from bot.adapters.base import (
+    Attachment,
+    Button,
+    IncomingMessage,
+    LiveRefused,
+    PressResult,
+    Undeliverable,
+)
 from bot.adapters.discord import files as discord_files
 from bot.adapters.discord.base_url import point_discord_at
 from bot.adapters.discord.format import split_reply
+from bot.adapters.discord.pacing import DiscordTuning as DiscordTuning  # its home till now
+from bot.adapters.discord.pacing import typing_in
 from bot.adapters.discord.ui import ApprovalButton, add_slash_commands, approval_view
 from bot.chat.gateway import Gateway
 from bot.config.banner import adapter_line, announce
@@ -45,41 +55,13 @@ T = TypeVar("T")
 
 PLATFORM = "discord"
 CURSOR_PREFIX = "discord:channel:"  # + channel id -> every message up to this id is taken
-TYPING_EVERY_S = 8.0  # Discord shows "typing…" for 10 s after each trigger
+LIVE_LIMIT = 1990  # characters of a partial text (Discord's 2,000, less room for the mark)
 NO_CONTENT_INTENT = (
     "Discord refused the connection: the bot's Message Content Intent is off. Turn it on in "
     "the Developer Portal (your application → Bot → Privileged Gateway Intents → Message "
     "Content Intent), save, and start Frontdesk again.")
 BAD_TOKEN = ("Discord refused DISCORD_BOT_TOKEN. Copy the bot's token again from the "
              "Developer Portal (your application → Bot → Reset Token) into .env.")
-
-
-@dataclass(frozen=True)
-class DiscordTuning:
-    """discord.py's waits, made shorter for tests against a local fake.
-
-    ``ready_timeout``: how long discord.py waits after the last GUILD_CREATE before on_ready
-    (2 s on Discord). ``identify_delay``: the pause before every IDENTIFY but the first
-    (Discord's identify rate limit, 5 s). ``send_attempts``/``retry_base_s``: our own retries
-    of a send that discord.py gave up on (it already waits out rate limits by itself).
-    """
-
-    ready_timeout: float = 2.0
-    identify_delay: float = 5.0
-    send_attempts: int = 5
-    retry_base_s: float = 1.0
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> DiscordTuning:
-        """``FRONTDESK_DISCORD_READY_TIMEOUT`` and ``FRONTDESK_DISCORD_IDENTIFY_DELAY``."""
-        def number(name: str, default: float) -> float:
-            raw = (env.get(name) or "").strip()
-            return float(raw) if raw else default
-
-        return cls(ready_timeout=number("FRONTDESK_DISCORD_READY_TIMEOUT", cls.ready_timeout),
-                   identify_delay=number("FRONTDESK_DISCORD_IDENTIFY_DELAY",
-                                         cls.identify_delay),
-                   retry_base_s=number("FRONTDESK_DISCORD_RETRY_BASE", cls.retry_base_s))
 
 
 def intents() -> discord.Intents:
@@ -96,6 +78,7 @@ class DiscordAdapter(discord.Client):
     """A discord.py client that is also the gateway's ``Adapter`` for Discord."""
 
     platform = PLATFORM
+    live_limit = LIVE_LIMIT
 
     def __init__(self, gateway: Gateway, ledger: Ledger, settings: Settings,
                  tuning: DiscordTuning | None = None) -> None:
@@ -111,6 +94,7 @@ class DiscordAdapter(discord.Client):
         self._owner_dm: str | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._read_back: set[int] = set()  # channels read back since this session began
+        self._typing: dict[str, asyncio.Event] = {}  # channel -> set to stop its "typing…"
 
     # -- discord.py hooks ------------------------------------------------------------------
     async def setup_hook(self) -> None:
@@ -148,6 +132,7 @@ class DiscordAdapter(discord.Client):
         repeat (a retry, or a re-send after a crash) with the message it already made.
         """
         channel = await self._messageable(chat_id)
+        self.stop_typing(chat_id)  # a reply is going out: no more "typing…" here
         view = approval_view(buttons) if buttons else None
         nonce: str | int = key[:25] if key else secrets.randbits(64)  # randbits: as discord.py
 
@@ -163,6 +148,57 @@ class DiscordAdapter(discord.Client):
                 raise Undeliverable(f"Discord: {refused.status} {refused.text}") from refused
             raise
         return str(message.id)  # the outbox marks it sent at once
+
+    # -- live replies (bot.delivery.live) -----------------------------------------------------
+    def live_mode(self, chat_id: str, private: bool) -> str | None:
+        """Discord has no drafts: a message that grows, in DMs and on servers alike."""
+        return "edit"
+
+    async def draft(self, chat_id: str, draft_id: int, text: str) -> None:
+        """Not offered on Discord (the live reply edits instead)."""
+        raise LiveRefused("Discord has no drafts")
+
+    async def post(self, chat_id: str, text: str) -> str:
+        """A partial text as a new message; its id (discord.py waits out rate limits)."""
+        channel = await self._messageable(chat_id)
+        self.stop_typing(chat_id)
+        message = await channel.send(text)
+        return str(message.id)
+
+    async def edit(self, chat_id: str, message_id: str, text: str,
+                   buttons: list[Button] | None = None, *, final: bool = False) -> None:
+        """Replace a message's text (``final``: an outbox part, with its buttons, retried);
+        a message that is gone is ``LiveRefused``."""
+        channel = await self._messageable(chat_id)
+        if not hasattr(channel, "get_partial_message"):
+            raise LiveRefused("this channel's messages cannot be edited here")
+        message = channel.get_partial_message(int(message_id))
+        if final:
+            self.stop_typing(chat_id)
+        view = approval_view(buttons) if buttons else None
+        try:
+            if not final:
+                await message.edit(content=text)
+            else:
+                await self._with_retries(lambda: message.edit(content=text, view=view))
+        except discord.NotFound as gone:
+            raise LiveRefused("the message is gone") from gone
+        except discord.Forbidden as refused:
+            raise Undeliverable(f"Discord: {refused.status} {refused.text}") from refused
+
+    async def delete(self, chat_id: str, message_id: str) -> None:
+        """Remove a live message the final text did not need."""
+        channel = await self._messageable(chat_id)
+        if hasattr(channel, "get_partial_message"):
+            with contextlib.suppress(discord.NotFound):
+                await self._with_retries(
+                    lambda: channel.get_partial_message(int(message_id)).delete())
+
+    def stop_typing(self, chat_id: str) -> None:
+        """A reply goes out in this channel: its "typing…" stops."""
+        stop = self._typing.get(chat_id)
+        if stop is not None:
+            stop.set()
 
     async def owner_chat(self) -> str | None:
         """The DM channel with ``DISCORD_OWNER_ID`` (opened on first use)."""
@@ -225,12 +261,15 @@ class DiscordAdapter(discord.Client):
                 accepted = self.gateway.accept(msg)  # None: a re-delivery, answered already
         self.passed(message.channel.id, message.id, reading_back=reading_back)
         if accepted is not None:
-            async with typing_in(message.channel):
+            stop = self._typing[str(message.channel.id)] = asyncio.Event()
+            async with typing_in(message.channel, stop):
                 try:
                     # read back one by one: waiting for more lines would only add time
                     await self.gateway.process(accepted, gather=not reading_back)
                 except Exception:  # the inbox keeps it: answered at the next start
                     log.exception("handling Discord message %s failed", message.id)
+            if self._typing.get(str(message.channel.id)) is stop:
+                del self._typing[str(message.channel.id)]
 
     def passed(self, channel_id: int, message_id: int, *, reading_back: bool = False) -> None:
         """Move a channel's cursor past a taken message (never back: answers finish out of
@@ -338,26 +377,6 @@ class DiscordAdapter(discord.Client):
         task: asyncio.Task[None] = asyncio.ensure_future(job)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-
-@contextlib.asynccontextmanager
-async def typing_in(channel: Any) -> Any:
-    """Show "typing…" in ``channel`` until the block ends; a failed trigger changes nothing."""
-    done = asyncio.Event()
-
-    async def keep_typing() -> None:
-        while not done.is_set():
-            with contextlib.suppress(discord.HTTPException, OSError, aiohttp.ClientError):
-                await channel.typing()  # one trigger, never cut off mid-request
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), TYPING_EVERY_S)
-
-    task = asyncio.create_task(keep_typing())
-    try:
-        yield
-    finally:
-        done.set()
-        await task
 
 
 async def run_discord(gateway: Gateway, ledger: Ledger, settings: Settings, *,

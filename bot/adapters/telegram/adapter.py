@@ -4,9 +4,12 @@
 rendered length, sends each part as HTML (plain text when Telegram refuses the entities),
 waits out flood control per chat, reports a refusal for good (``Undeliverable``) and a group
 upgraded to a supergroup (``ChatMoved``) to the outbox, and shows approvals as inline
-buttons whose presses it hands to the gateway. Updates come in through ``telegram_intake``
-(long polling) or ``telegram_webhook``; ``telegram_start.run_telegram`` signs in and wires
-them together.
+buttons whose presses it hands to the gateway. For live replies (``bot.delivery.live``) it
+shows drafts in private chats (``sendMessageDraft``) and partial messages it then edits in
+groups; a flood answer to any write keeps every later write to that chat waiting until its
+``retry_after`` is over, and the "typing…" of a chat stops when a reply goes out there.
+Updates come in through ``telegram_intake`` (long polling) or ``telegram_webhook``;
+``telegram_start.run_telegram`` signs in and wires them together.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import contextlib
 import datetime as dtm
 import logging
+import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
@@ -30,7 +34,15 @@ from telegram.error import (
     TelegramError,
 )
 
-from bot.adapters.base import Attachment, Button, ChatMoved, PressResult, Undeliverable
+from bot.adapters.base import (
+    Attachment,
+    Button,
+    ChatMoved,
+    Flooded,
+    LiveRefused,
+    PressResult,
+    Undeliverable,
+)
 from bot.adapters.telegram import files as telegram_files
 from bot.adapters.telegram.format import split_reply
 from bot.adapters.telegram.markdown import escape_html, html_to_plain
@@ -43,6 +55,7 @@ T = TypeVar("T")
 TYPING_AFTER_S = 0.3  # a quick answer needs no "typing…" (Telegram's own advice)
 TYPING_EVERY_S = 4.5  # Telegram shows "typing…" for 5 s after each chat action
 NETWORK_RETRIES = 6  # then the part stays in the outbox for the next flush
+LIVE_LIMIT = 4000  # characters of a partial text (Telegram's 4,096, less room for the mark)
 
 
 def retry_after_seconds(error: RetryAfter) -> float:
@@ -72,10 +85,14 @@ class TelegramAdapter:
 
     platform = PLATFORM
 
+    live_limit = LIVE_LIMIT
+
     def __init__(self, bot: Bot, gateway: Gateway, owner_id: str | None) -> None:
         self.bot = bot
         self.gateway = gateway
         self.owner_id = owner_id
+        self.quiet_until: dict[str, float] = {}  # chat -> no write before (a flood answer)
+        self._typing: dict[str, asyncio.Event] = {}  # chat -> set to stop its "typing…"
 
     # -- the Adapter protocol ---------------------------------------------------------------
     def split(self, text: str) -> list[str]:
@@ -95,6 +112,7 @@ class TelegramAdapter:
             target = int(chat_id)
         except ValueError:
             raise Undeliverable(f"not a Telegram chat id: {chat_id!r}") from None
+        self.stop_typing(chat_id)  # a reply is going out: the chat stops seeing "typing…"
         try:
             try:
                 message: Message = await self.call(chat_id, lambda: self.bot.send_message(
@@ -126,12 +144,13 @@ class TelegramAdapter:
         given up), network errors retried with backoff; a refusal (400, 403) raised at once."""
         failures, delay = 0, 0.5
         while True:
+            await self._quiet(chat_id)
             try:
                 return await request()
             except RetryAfter as flood:
                 wait = retry_after_seconds(flood)
                 log.info("flood control in chat %s: waiting %.1f s", chat_id, wait)
-                await asyncio.sleep(wait)
+                self.quiet_until[chat_id] = time.monotonic() + wait
             except BadRequest:
                 raise
             except NetworkError as error:  # includes time-outs and Telegram's 5xx
@@ -142,24 +161,106 @@ class TelegramAdapter:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30.0)
 
+    async def _quiet(self, chat_id: str) -> None:
+        """Wait out the rest of a flood answer's ``retry_after`` for this chat, if any."""
+        wait = self.quiet_until.get(chat_id, 0.0) - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    async def live_call(self, chat_id: str, request: Callable[[], Awaitable[T]]) -> T:
+        """One live write, one try: a flood answer (or a chat still waiting one out) raises
+        ``Flooded``, a refusal ``LiveRefused``; the live reply decides what comes next."""
+        wait = self.quiet_until.get(chat_id, 0.0) - time.monotonic()
+        if wait > 0:
+            raise Flooded(wait)
+        try:
+            return await request()
+        except RetryAfter as flood:
+            wait = retry_after_seconds(flood)
+            self.quiet_until[chat_id] = time.monotonic() + wait
+            raise Flooded(wait) from flood
+        except BadRequest as refused:
+            raise LiveRefused(refused.message) from refused
+
     @contextlib.asynccontextmanager
     async def typing(self, chat_id: str) -> AsyncIterator[None]:
-        """Show "typing…" in a chat while the block runs, once it takes noticeable time."""
+        """Show "typing…" in a chat while the block runs, once it takes noticeable time,
+        renewed every few seconds; it stops when the block ends or a reply goes out there."""
+        stop = self._typing[chat_id] = asyncio.Event()
 
         async def keep_typing() -> None:
-            await asyncio.sleep(TYPING_AFTER_S)
-            while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), TYPING_AFTER_S)
+            while not stop.is_set():
                 with contextlib.suppress(TelegramError):
                     await self.bot.send_chat_action(int(chat_id), ChatAction.TYPING)
-                await asyncio.sleep(TYPING_EVERY_S)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), TYPING_EVERY_S)
 
         task = asyncio.create_task(keep_typing())
         try:
             yield
         finally:
+            stop.set()
+            if self._typing.get(chat_id) is stop:
+                del self._typing[chat_id]
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+    def stop_typing(self, chat_id: str) -> None:
+        """A reply goes out in this chat (or the run waits for someone): no more "typing…"."""
+        stop = self._typing.get(chat_id)
+        if stop is not None:
+            stop.set()
+
+    # -- live replies (bot.delivery.live) -----------------------------------------------------
+    def live_mode(self, chat_id: str, private: bool) -> str | None:
+        """Drafts in a private chat, a growing message in a group."""
+        return "draft" if private else "edit"
+
+    async def draft(self, chat_id: str, draft_id: int, text: str) -> None:
+        """``sendMessageDraft``: the partial text as the chat's draft (plain text)."""
+        await self.live_call(chat_id, lambda: self.bot.send_message_draft(
+            int(chat_id), draft_id, text))
+
+    async def post(self, chat_id: str, text: str) -> str:
+        """A partial text as a new message (plain text); its id."""
+        self.stop_typing(chat_id)
+        message: Message = await self.live_call(chat_id, lambda: self.bot.send_message(
+            int(chat_id), text))
+        return str(message.message_id)
+
+    async def edit(self, chat_id: str, message_id: str, text: str,
+                   buttons: list[Button] | None = None, *, final: bool = False) -> None:
+        """A partial text in place (one try), or, ``final``, an outbox part's HTML with its
+        buttons (waited out and retried like ``send``); "not modified" counts as done."""
+        target, number, markup = int(chat_id), int(message_id), buttons_markup(buttons)
+        try:
+            if not final:
+                await self.live_call(chat_id, lambda: self.bot.edit_message_text(
+                    text, target, number))
+                return
+            self.stop_typing(chat_id)
+            try:
+                await self.call(chat_id, lambda: self.bot.edit_message_text(
+                    text, target, number, parse_mode=ParseMode.HTML, reply_markup=markup))
+            except BadRequest as refused:
+                if not _refused_entities(refused):
+                    raise
+                await self.call(chat_id, lambda: self.bot.edit_message_text(
+                    html_to_plain(text), target, number, reply_markup=markup))
+        except (BadRequest, LiveRefused) as refused:
+            if "not modified" in str(refused).lower():
+                return  # it shows this text already (an edit repeated after a crash)
+            raise LiveRefused(str(refused)) from refused
+        except Forbidden as refused:  # blocked, or removed from the group: for good
+            raise Undeliverable(f"Telegram: {refused}") from refused
+
+    async def delete(self, chat_id: str, message_id: str) -> None:
+        """Remove a live message the final text did not need."""
+        await self.call(chat_id, lambda: self.bot.delete_message(int(chat_id),
+                                                                 int(message_id)))
 
     # -- approvals ----------------------------------------------------------------------------
     async def press(self, press: Press) -> PressResult:
