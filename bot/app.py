@@ -41,7 +41,6 @@ from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
 from bot.delivery.shown import LiveMessages
-from bot.meetings.busy import IcsBusyTime
 from bot.meetings.desk import MeetingDesk
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
@@ -189,10 +188,11 @@ def assemble(settings: Settings, *, models: Models | None = None,
         await outbox.deliver(platform, await notifier.owner_chat(platform), key, text)
 
     rules = MeetingRules.from_settings(settings, owner.zone())
-    # Integration: with CalDAV, busy time and the writer come from the owner's calendar
-    # (``owner.busy`` / ``owner.writer``); until then the .ics is read for busy time.
-    desk = MeetingDesk(meetings, rules, meeting_busy or IcsBusyTime(calendar, owner.zone()),
-                       meeting_writer, tell_owner, clock=clock, sleep=sleep)
+    # Busy time from the owner's calendar (the CalDAV copy merged with the .ics, TRANSP
+    # honoured); bookings are written to CalDAV when it is configured (else the owner adds
+    # the event's .ics by hand).
+    desk = MeetingDesk(meetings, rules, meeting_busy or owner, meeting_writer or owner.writer,
+                       tell_owner, clock=clock, sleep=sleep)
     meeting_graph = meeting.build(meeting.MeetingDeps(
         desk=desk, offer_expires=rules.hold_h * 3600, hold_expires=rules.hold_h * 3600))
     meeting_flow = GraphWorkflow(meeting_graph, max_steps=4 * meeting.MAX_ROUNDS)  # paging
