@@ -98,7 +98,7 @@ def classify_json(text: str) -> str:
 
 
 def parse_intent(reply_text: str, message_text: str) -> tuple[str, float]:
-    """Read ``{"intent": ..., "urgency": ...}`` from a model's reply; else the offline rules."""
+    """Read ``{"intent": ..., "urgency": ...}`` from a model's reply; else the offline router."""
     data = parse_json_object(reply_text)
     try:
         intent = str(data["intent"]).strip().lower() if isinstance(data, dict) else ""

@@ -24,6 +24,7 @@ import re
 import unicodedata
 import zlib
 from array import array
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
@@ -35,6 +36,7 @@ WEIGHTS_FILE = "router_weights.json"
 MAX_CHARS = 2000  # a longer message is scored on its first 2,000 characters
 TOKEN = re.compile(r"[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
 SHOUTED = re.compile(r"\b[^\W\d_a-z]{3,}\b")
+LENGTHS = (0, 1, 2, 4, 8, 16, 32, 10**9)  # the word-count buckets of the length feature
 
 
 def fold(text: str) -> str:
@@ -49,38 +51,34 @@ def is_emoji(char: str) -> bool:
     return unicodedata.category(char) == "So"
 
 
-def features(text: str) -> dict[str, float]:
-    """The message's features and their weights, scaled to unit length."""
+def feature_names(text: str) -> list[str]:
+    """The message's features, once per occurrence (built in comprehensions: this is the
+    per-message cost, a few hundred short strings)."""
     raw = text[:MAX_CHARS]
     tokens = TOKEN.findall(fold(raw))
-    words = [token for token in tokens if token.isalnum()]
-    counts: dict[str, float] = {}
-
-    def add(name: str) -> None:
-        counts[name] = counts.get(name, 0.0) + 1.0
-
-    for token in tokens:
-        add("w:" + token)
-    for left, right in itertools.pairwise(tokens):
-        add(f"b:{left} {right}")
-    for word in words:
-        marked = f"<{word}>"
-        for size in (3, 4, 5):
-            for start in range(max(1, len(marked) - size + 1)):
-                add("c:" + marked[start:start + size])
+    names = ["w:" + token for token in tokens]
+    names += [f"b:{left} {right}" for left, right in itertools.pairwise(tokens)]
+    for marked in [f"<{token}>" for token in tokens if token.isalnum()]:
+        names += ["c:" + marked[start:start + size] for size in (3, 4, 5)
+                  for start in range(max(1, len(marked) - size + 1))]
     if tokens:
-        add("first:" + tokens[0])
-        add("last:" + tokens[-1])
-    length = len(words)
-    add("len:" + next(str(top) for top in (0, 1, 2, 4, 8, 16, 32, 10**9) if length <= top))
+        names += ["first:" + tokens[0], "last:" + tokens[-1]]
+    length = sum(1 for token in tokens if token.isalnum())
+    names.append("len:" + next(str(top) for top in LENGTHS if length <= top))
     if "?" in raw or "¿" in raw:
-        add("shape:question-mark")
+        names.append("shape:question-mark")
     if "!" in raw:
-        add("shape:exclamation")
-    if any(is_emoji(char) for char in raw):
-        add("shape:emoji")
+        names.append("shape:exclamation")
+    if any(is_emoji(char) for char in raw if not char.isascii()):
+        names.append("shape:emoji")
     if SHOUTED.search(raw):
-        add("shape:shouted")
+        names.append("shape:shouted")
+    return names
+
+
+def features(text: str) -> dict[str, float]:
+    """The message's features and their weights (counts), scaled to unit length."""
+    counts = Counter(feature_names(text))
     norm = math.sqrt(sum(value * value for value in counts.values())) or 1.0
     return {name: value / norm for name, value in counts.items()}
 
@@ -105,14 +103,17 @@ class RouterWeights:
     training: dict[str, Any] = field(default_factory=dict)  # how they were trained
 
     def scores(self, text: str) -> list[float]:
-        """The linear score of each intent."""
-        k = len(self.intents)
+        """The linear score of each intent (``features`` inlined: this runs per message)."""
+        k, buckets, weights, crc32 = len(self.intents), self.buckets, self.weights, zlib.crc32
+        counts = Counter(feature_names(text))
         totals = [0.0] * k
-        for name, value in features(text).items():
-            row = bucket(name, self.buckets) * k
-            for i in range(k):
-                totals[i] += value * self.weights[row + i]
-        return [bias + total * self.scale for bias, total in zip(self.bias, totals, strict=True)]
+        for name, count in counts.items():
+            row = crc32(name.encode("utf-8")) % buckets * k
+            for i, weight in enumerate(weights[row:row + k]):
+                totals[i] += count * weight
+        norm = math.sqrt(sum(count * count for count in counts.values())) or 1.0
+        factor = self.scale / norm
+        return [bias + total * factor for bias, total in zip(self.bias, totals, strict=True)]
 
     def predict(self, text: str) -> dict[str, float]:
         """Each intent's probability (softmax of the scores)."""
