@@ -72,7 +72,7 @@ ABOUT_THE_ASSISTANT = re.compile(
     r"|\bwhat (?:are|r) (?:you|u)(?: for)?\W*$|\bwho (?:are|r) (?:you|u)\b"
     r"|\bare (?:you|u) (?:a |an )?(?:bot|robot|human|real|person|ai|machine)\b"
     r"|\bhow (?:does|do) (?:this|it|you) (?:work|help)\b|\bhow can (?:you|u) help\b"
-    r"|\bwhat commands\b|^\W*(?:help|hilfe|aide|ayuda|aiuto|ajuda)\W*$"
+    r"|\bwhat commands\b|^\s*(?:help|hilfe|aide|ayuda|aiuto|ajuda)\s*\??\s*$"
     r"|\bcan (?:you|u) help(?: me)?(?: with something| out)?\W*$"
     r"|\bwas kannst du\b|\bwer bist du\b|\bbist du ein (?:bot|mensch)\b"
     r"|\bwie funktionierst du\b|\b(?:que|qu'est-ce que) (?:tu )?(?:peux|sais)[- ]?(?:tu )?"

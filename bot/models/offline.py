@@ -127,11 +127,11 @@ def agent_step(messages: Sequence[Message],
     if remember and not text.endswith("?") and "remember" in offered:
         return "Saving that note.", [ToolCall(call_id, "remember",
                                               {"text": remember.group("text").strip()})]
-    if asks_about_the_assistant(text):
-        return CAPABILITIES, []
     intent = classify_offline(text)[0]
     if intent == "urgent" and "notify_owner" in offered:
         return "Letting the owner know.", [ToolCall(call_id, "notify_owner", {"message": text})]
+    if asks_about_the_assistant(text):
+        return CAPABILITIES, []
     if AGENDA.search(text) and "agenda" in offered:
         lowered = text.lower()
         hours = 168 if "week" in lowered else 48 if "tomorrow" in lowered else 0  # 0: today

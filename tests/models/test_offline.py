@@ -149,7 +149,7 @@ async def test_anything_else_gets_the_offline_capabilities_and_no_tool() -> None
     assert "offline mode" in result.text and "remember" in result.text
 
 
-@pytest.mark.parametrize("text", ["what can you do?", "Who are you?", "help", "are you a bot?",
+@pytest.mark.parametrize("text", ["what can you do?", "Who are you?", "help?", "are you a bot?",
                                   "Was kannst du?", "qu'est-ce que tu peux faire ?",
                                   "how does this work?"])
 async def test_a_question_about_the_assistant_says_what_it_can_do(text: str) -> None:
