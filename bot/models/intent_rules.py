@@ -9,7 +9,9 @@ first (``bot.models.offline.classify_offline``):
 - a message that says it *is* urgent ("urgent", "ASAP", "emergency", "dringend", "urgence",
   …) is urgent, unless it only talks about urgency ("the emergency number", "is it urgent
   …?", "mark it as urgent");
-- a message of emoji or emoticons only (👍, 🙏, ":)", "<3") is social.
+- a message of emoji or emoticons only (👍, 🙏, ":)", "<3") is social;
+- "remember that …", "note that …", "remind me …" (not a question) is a task: the agent
+  saves the note or sets the reminder, which a quick reply would silently not do.
 
 Patterns run on the folded text (``bot.models.router.fold``: lower case, no accents).
 """
@@ -40,6 +42,11 @@ ABOUT_URGENCY = re.compile(
     r"|\bhow urgent\b|\bwie dringend\b|\burgent care\b|\bin case of (?:an? )?emergenc"
     r"|\b(?:as|als|comme|como|come) (?:urgent|dringend|urgente)\b"
     r"|\burgent (?:flag|label|tag|notifications?|folder)\b")
+SAVE_OR_REMIND = re.compile(
+    r"^\W*(?:(?:please|pls|plz|bitte|stp|por favor|per favore)\W+)?"
+    r"(?:remember|note(?: that| down)?|remind me|save (?:this|a note)|erinnere? mich|"
+    r"merk dir|notiere|rappelle-moi|note que|recuerdame|apunta|ricordami|segna|lembra-me|"
+    r"me lembra|anota|herinner me|noteer)\b")
 EMOTICON = re.compile(r"(?:[:;=8][-'^]?[()\[\]dDpP3/\\|*oOxX]+|<3+|\^_?\^|[xX]D+|:'\(|o_o)")
 
 # Words that pick a quick reply's template, strongest first (thanks over goodbye over
@@ -102,6 +109,12 @@ def is_emoji_only(text: str) -> bool:
         return True
     has_emoji = any(is_emoji(char) for char in text)
     return has_emoji and not any(char.isalnum() for char in text)
+
+
+def asks_to_save_or_remind(text: str) -> bool:
+    """"Remember that …", "note that …", "remind me …" and their kin, not as a question."""
+    return (SAVE_OR_REMIND.search(fold(text)) is not None
+            and not text.rstrip().endswith("?"))
 
 
 def social_kind(text: str) -> str:

@@ -28,6 +28,7 @@ from bot.models.base import (
 )
 from bot.models.intent_rules import (
     asks_about_the_assistant,
+    asks_to_save_or_remind,
     is_emoji_only,
     says_not_urgent,
     says_urgent,
@@ -59,8 +60,9 @@ def classify_offline(text: str) -> tuple[str, float]:
     """The intent and urgency by the rules that must never be wrong, else the learned router.
 
     Rules first (``bot.models.intent_rules``): nothing to read is a task, "not urgent" is
-    never urgent, "urgent" is, emoji only is social; then the classifier of
-    ``bot.models.router`` picks the most likely route, then its intent."""
+    never urgent, "urgent" is, emoji only is social, "remember that …" / "remind me …" is a
+    task; then the classifier of ``bot.models.router`` picks the most likely route, then its
+    intent."""
     if not text.strip():
         return "task", URGENCY["task"]
     if says_not_urgent(text):
@@ -69,6 +71,8 @@ def classify_offline(text: str) -> tuple[str, float]:
         intent = "urgent"
     elif is_emoji_only(text):
         intent = "social"
+    elif asks_to_save_or_remind(text):
+        intent = "task"
     else:
         intent = choose_intent(predict(text))
     return intent, URGENCY[intent]

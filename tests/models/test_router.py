@@ -97,6 +97,14 @@ def test_emoji_or_emoticons_only_is_social(text: str) -> None:
     assert classify_offline(text) == ("social", 0.1)
 
 
+@pytest.mark.parametrize("text", [
+    "remember that threads work", "note that Bob likes tea", "please remind me to call Bob",
+    "Recuérdame llamar al banco", "merk dir: Peter hat Geburtstag"])
+def test_asking_to_save_a_note_or_set_a_reminder_is_a_task(text: str) -> None:
+    """A quick reply would answer it and save nothing."""
+    assert classify_offline(text)[0] == "task"
+
+
 @pytest.mark.parametrize(("text", "intent"), [("", "task"), ("?", "question")])
 def test_nothing_to_read_is_a_task_and_a_lone_question_mark_a_question(text: str,
                                                                       intent: str) -> None:
