@@ -29,16 +29,30 @@ from bot.models.base import (
     last_user_text,
     resolve_observer,
 )
-from bot.models.intent_rules import intent_of, is_question, is_urgent, social_kind
+from bot.models.intent_rules import (
+    asks_about_the_assistant,
+    asks_to_save_or_remind,
+    is_emoji_only,
+    says_not_urgent,
+    says_urgent,
+    social_kind,
+)
 from bot.models.meeting_phrases import is_move, meeting_arguments
 from bot.models.reminder_phrases import tool_arguments as reminder_arguments
+from bot.models.router import INTENTS, choose_intent, predict
 from bot.models.vision import OFFLINE_IMAGES
 from graphs.protocols import parse_json_object
 
 OFFLINE_TAG = "(offline mode)"
-CAPABILITIES = ("I'm running in offline mode, so I can only do a few things: save a note "
-                "(\"remember …\"), read your agenda (\"what's on today?\") and search your "
-                "notes (ask me a question).")
+CAPABILITIES = ("I'm running in offline mode, so I can only do a few things:\n"
+                "- save a note (\"remember that the spare key is with Ana\") and find it again "
+                "when you ask me;\n"
+                "- set a reminder (\"remind me at 17:00 to call Bob\");\n"
+                "- read your agenda (\"what's on today?\");\n"
+                "- find a time to meet the owner (\"can we meet next week?\", or /meet);\n"
+                "- pass anything urgent on to the owner.\n"
+                "/help lists the commands (/notes, /reminders, /forget …).")
+NO_NOTE = "I have no note that answers that."
 
 AGENDA = re.compile(r"\b(calendar|agenda|schedule|today|meetings?)\b", re.IGNORECASE)
 REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note)(?:\s+that)?\b[\s:,]*(?P<text>.+)$",
@@ -49,10 +63,24 @@ URGENCY = {"urgent": 0.9, "social": 0.1, "question": 0.3, "task": 0.4}
 
 
 def classify_offline(text: str) -> tuple[str, float]:
-    """The intent rules, first that fits: urgent, social, question, else task.
+    """The intent and urgency by the rules that must never be wrong, else the learned router.
 
-    The rules are the pattern tables of ``bot.models.intent_rules``."""
-    intent = intent_of(text)
+    Rules first (``bot.models.intent_rules``): nothing to read is a task, "not urgent" is
+    never urgent, "urgent" is, emoji only is social, "remember that …" / "remind me …" is a
+    task; then the classifier of ``bot.models.router`` picks the most likely route, then its
+    intent."""
+    if not text.strip():
+        return "task", URGENCY["task"]
+    if says_not_urgent(text):
+        intent = choose_intent(predict(text), [i for i in INTENTS if i != "urgent"])
+    elif says_urgent(text):
+        intent = "urgent"
+    elif is_emoji_only(text):
+        intent = "social"
+    elif asks_to_save_or_remind(text):
+        intent = "task"
+    else:
+        intent = choose_intent(predict(text))
     return intent, URGENCY[intent]
 
 
@@ -80,7 +108,7 @@ def classify_json(text: str) -> str:
 
 
 def parse_intent(reply_text: str, message_text: str) -> tuple[str, float]:
-    """Read ``{"intent": ..., "urgency": ...}`` from a model's reply; else the offline rules."""
+    """Read ``{"intent": ..., "urgency": ...}`` from a model's reply; else the offline router."""
     data = parse_json_object(reply_text)
     try:
         intent = str(data["intent"]).strip().lower() if isinstance(data, dict) else ""
@@ -109,17 +137,20 @@ def agent_step(messages: Sequence[Message],
     if remember and not text.endswith("?") and "remember" in offered:
         return "Saving that note.", [ToolCall(call_id, "remember",
                                               {"text": remember.group("text").strip()})]
-    if is_urgent(text) and "notify_owner" in offered:
+    intent = classify_offline(text)[0]
+    if intent == "urgent" and "notify_owner" in offered:
         return "Letting the owner know.", [ToolCall(call_id, "notify_owner", {"message": text})]
     if "move_meeting" in offered and is_move(text):
         return "Moving the meeting.", [ToolCall(call_id, "move_meeting", {})]
     if "propose_meeting" in offered and (meeting := meeting_arguments(text)) is not None:
         return "Looking for a time.", [ToolCall(call_id, "propose_meeting", dict(meeting))]
+    if asks_about_the_assistant(text):
+        return CAPABILITIES, []
     if AGENDA.search(text) and "agenda" in offered:
         lowered = text.lower()
         hours = 168 if "week" in lowered else 48 if "tomorrow" in lowered else 0  # 0: today
         return "Reading your agenda.", [ToolCall(call_id, "agenda", {"hours": hours})]
-    if is_question(text) and "search_notes" in offered:
+    if (intent == "question" or "?" in text) and "search_notes" in offered:
         return "Searching your notes.", [ToolCall(call_id, "search_notes", {"query": text})]
     return CAPABILITIES, []
 
@@ -145,6 +176,8 @@ def _compose(messages: Sequence[Message]) -> str:
             parts.append(f"Saved to your notes: {call.arguments.get('text', '')}")
         elif call.name == "agenda":
             parts.append(f"Your agenda:\n{observation}")
+        elif call.name == "search_notes" and observation.startswith("No matching notes"):
+            parts.append(f"{NO_NOTE}\n{CAPABILITIES}")  # what it can do, not an empty search
         elif call.name == "search_notes":
             parts.append(f"From your notes:\n{observation}")
         elif call.name in ("propose_meeting", "move_meeting") \

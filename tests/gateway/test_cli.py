@@ -54,6 +54,16 @@ def test_social_message_is_a_quick_reply_with_no_big_model_call(tmp_path: Path) 
     assert result["reply"].startswith("Hello! I'm in offline mode")
 
 
+def test_a_newcomers_first_question_about_the_assistant_says_what_it_can_do(
+        tmp_path: Path) -> None:
+    first = chat_json(tmp_path, "what can you do?", "--user", "newcomer")
+    assert first["route"] == "full_agent" and "No matching notes" not in first["reply"]
+    assert "remind me" in first["reply"] and "/help" in first["reply"]
+    unanswered = chat_json(tmp_path, "when does the bakery open?", "--user", "newcomer")
+    # a newcomer has no notes yet: no search can answer
+    assert unanswered["reply"].startswith("I have no note that answers that.")
+
+
 def test_todays_agenda_from_the_calendar_file(tmp_path: Path) -> None:
     ics = event_around_now(tmp_path / "cal.ics", "Budget review with Ann")
     owner = chat_json(tmp_path / "home", "what's on my agenda today?",

@@ -24,9 +24,9 @@ async def test_backlogs_recover_per_chat_in_parallel_and_new_chats_need_not_wait
     assert adapter.to("200") == ["agent: what is the weather?"] and adapter.to("100") == []
     new = desk.message("hello?", "200", message_id="b2")  # a chat without a backlog: no wait
     assert (await asyncio.wait_for(desk.gateway.handle(new), 10)) is not None
-    later = asyncio.create_task(desk.gateway.handle(desk.message("one more", "100",
-                                                                message_id="a3")))
+    later = asyncio.create_task(desk.gateway.handle(
+        desk.message("one more thing: book the van", "100", message_id="a3")))
     gate.release.set()
     await asyncio.wait_for(later, 10)
     assert adapter.to("100") == ["agent: slow: what is the plan?", "agent: and after that?",
-                                 "agent: one more"]  # the backlog first, in its order
+                                 "agent: one more thing: book the van"]  # the backlog first

@@ -56,7 +56,7 @@ async def test_a_guests_tools_reach_no_one_but_the_owner(harness: Harness) -> No
     harness.big.enqueue(tool_calls=[("notify_owner", {"message": "Bob needs the keys"}),
                                     ("send_message", {"to": "alice", "text": "hi"})])
     harness.big.enqueue(text="Done what I could.")
-    await harness.send("tell everyone I need the keys", GUEST)
+    await harness.send("tell everyone the meeting moved to 3", GUEST)
     assert {chat for chat, _ in harness.adapter.sent} == {OWNER_CHAT, GUEST}
     results = [m.content for m in harness.big.history[1].messages if m.role == "tool"]
     assert "passed your message on" in results[0] and "send_message" in results[1]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from bot.models import OfflineModel, classify_offline, parse_intent
+from bot.tools.builtin import build_tools
 from bot.tools.loop import run_loop
-from bot.tools.registry import ToolRegistry
+from bot.tools.registry import Caller, ToolRegistry
+from memory.notes import Memory
+from sqlitedb import connect
 from tests.models.conftest import GUEST, OWNER, Events, contract_tools
 
 
@@ -21,7 +25,6 @@ from tests.models.conftest import GUEST, OWNER, Events, contract_tools
     ("thanks so much :)", "social"),
     ("Good night, see you soon", "social"),
     ("hey, how are you?", "social"),
-    ("hi, can you move my meeting?", "question"),  # a greeting with a request is not social
     ("What's on my calendar", "question"),
     ("the report is ready?", "question"),
     ("Hello, where is the invoice", "question"),
@@ -38,13 +41,20 @@ from tests.models.conftest import GUEST, OWNER, Events, contract_tools
     ("Fire alarm in the building", "urgent"),
     ("The water pipe burst, come home now", "urgent"),
     ("Server is down and customers are complaining", "urgent"),
-    ("thanks, and can you remind me to call Bob", "question"),  # a request is never social
     ("Not urgent, but please renew the domain", "task"),  # said not to be urgent
     ("What's the emergency number in Spain?", "question"),  # about emergencies, not one
     ("Fire off a quick reply to Tom", "task"),
 ])
-def test_intent_rules_first_that_fits(text: str, intent: str) -> None:
+def test_offline_intents(text: str, intent: str) -> None:
     assert classify_offline(text)[0] == intent
+
+
+@pytest.mark.parametrize("text", [
+    "hi, can you move my meeting?",  # a greeting with a request is not social
+    "thanks, and can you remind me to call Bob",  # a request is never social
+])
+def test_a_request_goes_to_the_agent_whatever_comes_with_it(text: str) -> None:
+    assert classify_offline(text)[0] in {"question", "task"}
 
 
 def test_only_urgent_reaches_the_notify_threshold() -> None:
@@ -139,6 +149,39 @@ async def test_anything_else_gets_the_offline_capabilities_and_no_tool() -> None
     assert "offline mode" in result.text and "remember" in result.text
 
 
+@pytest.mark.parametrize("text", ["what can you do?", "Who are you?", "help?", "are you a bot?",
+                                  "Was kannst du?", "qu'est-ce que tu peux faire ?",
+                                  "how does this work?"])
+async def test_a_question_about_the_assistant_says_what_it_can_do(text: str) -> None:
+    calls: list[tuple[str, dict[str, object]]] = []
+    result = await run_loop(OfflineModel(role="big"), [{"role": "user", "content": text}],
+                            contract_tools(calls), GUEST)
+    assert calls == []  # no note search for a question about the assistant
+    assert "From your notes" not in result.text
+    for capability in ("remember", "remind me", "agenda", "urgent", "/help"):
+        assert capability in result.text
+
+
+async def test_a_question_no_note_answers_says_what_it_can_do(tmp_path: Path) -> None:
+    memory = Memory(connect(tmp_path / "frontdesk.db"))
+    memory.add("owner", "Wifi password: sunflower22")
+
+    async def notify(caller: Caller, text: str) -> str:
+        return "sent"
+
+    tools = build_tools(memory, None, notify)
+    unanswered = await run_loop(OfflineModel(role="big"),
+                                [{"role": "user", "content": "when does the bakery open?"}],
+                                tools, OWNER)
+    assert "No matching notes" not in unanswered.text
+    assert unanswered.text.startswith("I have no note that answers that.")
+    assert "remind me" in unanswered.text and "/help" in unanswered.text
+    answered = await run_loop(OfflineModel(role="big"),
+                              [{"role": "user", "content": "what's the wifi password?"}],
+                              tools, OWNER)
+    assert answered.text.startswith("From your notes:") and "sunflower22" in answered.text
+
+
 async def test_only_offered_tools_are_called() -> None:
     only_agenda = ToolRegistry()
 
@@ -172,7 +215,7 @@ async def test_a_refused_tool_result_is_reported_not_saved() -> None:
 @pytest.mark.parametrize(("reply", "text", "expected"), [
     ('{"intent": "task", "urgency": 0.2}', "hello", ("task", 0.2)),
     ('Here you go: {"intent": "urgent", "urgency": 1}', "hello", ("urgent", 1.0)),
-    ("I think it is a question", "how are things going?", ("question", 0.3)),
+    ("I think it is a question", "where are my keys?", ("question", 0.3)),
     ('{"intent": "question"}', "hi", ("social", 0.1)),
     ('{"intent": "question", "urgency": "high"}', "hi", ("social", 0.1)),
 ])

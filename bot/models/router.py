@@ -1,0 +1,172 @@
+"""The offline router's learned classifier: hashed n-gram features and a linear model.
+
+``predict(text)`` gives each intent's probability (social, question, task, urgent) from the
+weights shipped in ``router_weights.json``, trained by ``bench/train_router.py`` on the
+labelled set ``tests/data/triage_set.jsonl`` (see docs/router.md). Inference is plain Python
+on purpose: NumPy is not a runtime dependency, and a message costs a few hundred hashes and
+array reads (about a quarter of a millisecond). The same ``feature_names`` function feeds
+the training script, so training and inference cannot drift apart.
+
+Features, all hashed (CRC-32) into ``buckets`` slots: the words and word pairs of the
+folded text (lower case, accents dropped, digits as ``0``), the character 3- to 5-grams of
+each word with its edges marked, the first and last token, and the message's shape (length,
+``?``, ``!``, emoji, a shouted word). Each message's vector is scaled to unit length, so a
+long rambling message weighs as much as a short one.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import math
+import re
+import unicodedata
+import zlib
+from array import array
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+INTENTS = ("social", "question", "task", "urgent")
+WEIGHTS_FILE = "router_weights.json"
+MAX_CHARS = 2000  # a longer message is scored on its first 2,000 characters
+TOKEN = re.compile(r"[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
+SHOUTED = re.compile(r"\b[^\W\d_a-z]{3,}\b")
+LENGTHS = (0, 1, 2, 4, 8, 16, 32, 10**9)  # the word-count buckets of the length feature
+
+
+def fold(text: str) -> str:
+    """Lower case, accents dropped (``é`` → ``e``), curly quotes straightened, digits as ``0``."""
+    decomposed = unicodedata.normalize("NFKD", text.replace("’", "'").replace("‘", "'"))
+    kept = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return re.sub(r"\d", "0", kept.lower())
+
+
+def is_emoji(char: str) -> bool:
+    """A pictograph or another symbol character (emoji, hearts, stars)."""
+    return unicodedata.category(char) == "So"
+
+
+def feature_names(text: str) -> list[str]:
+    """The message's features, once per occurrence (built in comprehensions: this is the
+    per-message cost, a few hundred short strings)."""
+    raw = text[:MAX_CHARS]
+    tokens = TOKEN.findall(fold(raw))
+    names = ["w:" + token for token in tokens]
+    names += [f"b:{left} {right}" for left, right in itertools.pairwise(tokens)]
+    for marked in [f"<{token}>" for token in tokens if token.isalnum()]:
+        names += ["c:" + marked[start:start + size] for size in (3, 4, 5)
+                  for start in range(max(1, len(marked) - size + 1))]
+    if tokens:
+        names += ["first:" + tokens[0], "last:" + tokens[-1]]
+    length = sum(1 for token in tokens if token.isalnum())
+    names.append("len:" + next(str(top) for top in LENGTHS if length <= top))
+    if "?" in raw or "¿" in raw:
+        names.append("shape:question-mark")
+    if "!" in raw:
+        names.append("shape:exclamation")
+    if any(is_emoji(char) for char in raw if not char.isascii()):
+        names.append("shape:emoji")
+    if SHOUTED.search(raw):
+        names.append("shape:shouted")
+    return names
+
+
+def features(text: str) -> dict[str, float]:
+    """The message's features and their weights (counts), scaled to unit length."""
+    counts = Counter(feature_names(text))
+    norm = math.sqrt(sum(value * value for value in counts.values())) or 1.0
+    return {name: value / norm for name, value in counts.items()}
+
+
+def bucket(name: str, buckets: int) -> int:
+    """The slot a feature hashes to (CRC-32: the same in every process, unlike ``hash``)."""
+    return zlib.crc32(name.encode("utf-8")) % buckets
+
+
+@dataclass(frozen=True)
+class RouterWeights:
+    """A trained linear model: one row of ``buckets`` weights per intent, plus biases.
+
+    Weights are stored as 16-bit integers times ``scale`` (the file stays small; the
+    rounding moves a probability by well under 0.1 %)."""
+
+    intents: tuple[str, ...]
+    buckets: int
+    scale: float
+    bias: tuple[float, ...]
+    weights: array  # type: ignore[type-arg]  # int16, bucket-major: weights[b * k + i]
+    training: dict[str, Any] = field(default_factory=dict)  # how they were trained
+
+    def scores(self, text: str) -> list[float]:
+        """The linear score of each intent (``features`` inlined: this runs per message)."""
+        k, buckets, weights, crc32 = len(self.intents), self.buckets, self.weights, zlib.crc32
+        counts = Counter(feature_names(text))
+        totals = [0.0] * k
+        for name, count in counts.items():
+            row = crc32(name.encode("utf-8")) % buckets * k
+            for i, weight in enumerate(weights[row:row + k]):
+                totals[i] += count * weight
+        norm = math.sqrt(sum(count * count for count in counts.values())) or 1.0
+        factor = self.scale / norm
+        return [bias + total * factor for bias, total in zip(self.bias, totals, strict=True)]
+
+    def predict(self, text: str) -> dict[str, float]:
+        """Each intent's probability (softmax of the scores)."""
+        scores = self.scores(text)
+        top = max(scores)
+        exps = [math.exp(score - top) for score in scores]
+        total = sum(exps)
+        return {intent: e / total for intent, e in zip(self.intents, exps, strict=True)}
+
+    def to_json(self) -> str:
+        """The weights file's text (what ``bench/train_router.py`` writes)."""
+        packed = base64.b64encode(zlib.compress(self.weights.tobytes(), 9)).decode("ascii")
+        return json.dumps({"format": 1, "intents": list(self.intents), "buckets": self.buckets,
+                           "scale": self.scale, "bias": list(self.bias),
+                           "training": self.training,
+                           "weights_int16_zlib_base64": packed}, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> RouterWeights:
+        """Read a weights file written by ``to_json``."""
+        data = json.loads(text)
+        weights = array("h")
+        weights.frombytes(zlib.decompress(base64.b64decode(data["weights_int16_zlib_base64"])))
+        intents = tuple(str(intent) for intent in data["intents"])
+        if len(weights) != int(data["buckets"]) * len(intents):
+            raise ValueError(f"{WEIGHTS_FILE}: {len(weights)} weights for "
+                             f"{data['buckets']} buckets × {len(intents)} intents")
+        return cls(intents=intents, buckets=int(data["buckets"]), scale=float(data["scale"]),
+                   bias=tuple(float(b) for b in data["bias"]), weights=weights,
+                   training=dict(data.get("training", {})))
+
+
+@cache
+def shipped_weights() -> RouterWeights:
+    """The weights inside the package, read once on the first message (not at start)."""
+    text = resources.files("bot.models").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8")
+    return RouterWeights.from_json(text)
+
+
+def predict(text: str) -> dict[str, float]:
+    """Each intent's probability for ``text``, by the shipped weights."""
+    return shipped_weights().predict(text)
+
+
+def choose_intent(probabilities: dict[str, float],
+                  allowed: Collection[str] = INTENTS) -> str:
+    """The intent to act on: the most likely *route* first, then its most likely intent.
+
+    Question and task both go to the agent, so their probabilities are pooled against social
+    (a quick reply) and urgent (the owner is told) before the two are told apart: a message
+    that is 40 % question and 35 % task goes to the agent even when it is 45 % social."""
+    pools: dict[str, list[str]] = {}
+    for intent in allowed:
+        pools.setdefault("agent" if intent in ("question", "task") else intent, []).append(intent)
+    best_pool = max(pools.values(), key=lambda pool: sum(probabilities[i] for i in pool))
+    return max(best_pool, key=lambda intent: probabilities[intent])

@@ -1,0 +1,137 @@
+"""The offline router: the shipped weights, their accuracy on the test split, the never-wrong
+rules, and that the training script gives the shipped weights again."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from bot.models import classify_offline
+from bot.models.router import INTENTS, RouterWeights, choose_intent, predict, shipped_weights
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SET = ROOT / "tests" / "data" / "triage_set.jsonl"
+ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
+            "urgent": "notify_now"}
+TARGET = 0.92  # on the test split, for every route
+
+
+def split_rows(split: str) -> list[dict[str, str]]:
+    rows = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return [row for row in rows if row["split"] == split]
+
+
+def test_the_weights_ship_inside_the_package_and_give_probabilities() -> None:
+    text = resources.files("bot.models").joinpath("router_weights.json").read_text("utf-8")
+    weights = RouterWeights.from_json(text)
+    assert weights.intents == INTENTS and len(weights.weights) == weights.buckets * 4
+    probabilities = predict("hello there")
+    assert set(probabilities) == set(INTENTS)
+    assert abs(sum(probabilities.values()) - 1.0) < 1e-9
+
+
+def test_the_weights_survive_their_file_format() -> None:
+    weights = shipped_weights()
+    again = RouterWeights.from_json(weights.to_json())
+    assert again == weights
+    assert again.predict("the shop is flooded") == weights.predict("the shop is flooded")
+
+
+def test_the_test_split_is_routed_right_at_least_92_percent_per_route() -> None:
+    rows = split_rows("test")
+    hits: dict[str, list[bool]] = {}
+    for row in rows:
+        route = ROUTE_OF[row["intent"]]
+        hits.setdefault(route, []).append(ROUTE_OF[classify_offline(row["text"])[0]] == route)
+    accuracy = {route: sum(ok) / len(ok) for route, ok in hits.items()}
+    assert set(accuracy) == {"quick_reply", "full_agent", "notify_now"}
+    assert all(len(ok) >= 90 for ok in hits.values())
+    assert min(accuracy.values()) >= TARGET, accuracy
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    # the examples the hand-tuned rules got wrong (issue 27)
+    ("👍", "social"),
+    ("ty, appreciated", "social"),
+    ("Hallo zusammen", "social"),
+    ("our whole website is returning 500 errors", "urgent"),
+    ("someone broke into the shop last night", "urgent"),
+])
+def test_the_messages_the_rules_missed_are_routed_right(text: str, intent: str) -> None:
+    assert classify_offline(text)[0] == intent
+
+
+@pytest.mark.parametrize("text", [
+    "URGENT: the contract", "pls call me asap", "Emergency at the office?", "dringend!",
+    "c'est urgent", "es urgente, la factura", "urgentissimo", "SOS", "Notfall im Laden",
+    "is urgent, the printer",
+])
+def test_saying_urgent_is_always_urgent(text: str) -> None:
+    assert classify_offline(text) == ("urgent", 0.9)
+
+
+@pytest.mark.parametrize("text", [
+    "Not urgent, but the shop is flooded",  # says so: the owner decides when to read it
+    "no rush, but the server is down", "Nicht dringend: der Keller ist überflutet",
+    "pas urgent, mais il y a une fuite", "no es urgente, pero se ha roto una tubería",
+    "geen haast, maar de webshop ligt plat", "not so urgent: fire drill on Monday",
+])
+def test_saying_not_urgent_is_never_urgent(text: str) -> None:
+    intent, urgency = classify_offline(text)
+    assert intent != "urgent" and urgency < 0.8
+
+
+@pytest.mark.parametrize("text", ["What's the emergency number in Spain?",
+                                  "Is it urgent to renew my passport before the trip?"])
+def test_talking_about_urgency_is_not_forced_urgent(text: str) -> None:
+    assert classify_offline(text)[0] == "question"
+
+
+@pytest.mark.parametrize("text", ["👍", "🙏🙏", "❤️", "😂😂😂", "👍🏽", "🎉 🎉", ":)", "<3", ":-D",
+                                  "xD", "👌!", "🔥"])
+def test_emoji_or_emoticons_only_is_social(text: str) -> None:
+    assert classify_offline(text) == ("social", 0.1)
+
+
+@pytest.mark.parametrize("text", [
+    "remember that threads work", "note that Bob likes tea", "please remind me to call Bob",
+    "Recuérdame llamar al banco", "merk dir: Peter hat Geburtstag"])
+def test_asking_to_save_a_note_or_set_a_reminder_is_a_task(text: str) -> None:
+    """A quick reply would answer it and save nothing."""
+    assert classify_offline(text)[0] == "task"
+
+
+@pytest.mark.parametrize(("text", "intent"), [("", "task"), ("?", "question")])
+def test_nothing_to_read_is_a_task_and_a_lone_question_mark_a_question(text: str,
+                                                                      intent: str) -> None:
+    assert classify_offline(text)[0] == intent
+
+
+def test_the_route_is_chosen_before_the_intent() -> None:
+    """Question and task both go to the agent: their probabilities are pooled first."""
+    probabilities = {"social": 0.45, "question": 0.30, "task": 0.25, "urgent": 0.0}
+    assert choose_intent(probabilities) == "question"
+    assert choose_intent({"social": 0.2, "question": 0.1, "task": 0.1, "urgent": 0.6}) == "urgent"
+    assert choose_intent({"social": 0.2, "question": 0.1, "task": 0.1, "urgent": 0.6},
+                         ["social", "question", "task"]) == "social"
+
+
+@pytest.mark.slow
+def test_the_training_script_gives_the_shipped_weights_again() -> None:
+    pytest.importorskip("sklearn")
+    from bench.train_router import DEFAULT_SET, fit, load_split
+
+    shipped = shipped_weights()
+    again = fit(load_split(DEFAULT_SET, "train"), shipped.training["C"],
+                shipped.training["class_weight"], shipped.buckets)
+    assert again.bias == pytest.approx(shipped.bias, abs=1e-3)
+    assert again.scale == pytest.approx(shipped.scale, rel=1e-3)
+    differing = sum(1 for a, b in zip(again.weights, shipped.weights, strict=True)
+                    if abs(a - b) > 2)  # int16 steps: rounding may move a weight by one
+    assert differing == 0
+    assert all(choose_intent(again.predict(row["text"]))
+               == choose_intent(shipped.predict(row["text"])) for row in split_rows("tune"))
