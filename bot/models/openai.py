@@ -66,34 +66,32 @@ class OpenAIClient:
                 "name": t.name, "description": t.description, "parameters": t.parameters}}
                 for t in tools]
         try:
-            if feed is None:
-                result = await self._sdk_client().chat.completions.create(**kwargs)
-            else:
-                result = await self._streamed(kwargs, feed)
+            if feed is not None:
+                return await self._streamed(kwargs, feed)
+            result = await self._sdk_client().chat.completions.create(**kwargs)
         except openai.OpenAIError as exc:
             raise failure_from_sdk(exc, openai, label=self.label, key_env=KEY_ENV,
                                    model=self.name) from None
         return from_wire(result, fallback_model=self.name, label=self.label)
 
-    async def _streamed(self, kwargs: dict[str, Any], feed: TextFeed) -> Any:
-        """The same call as a stream of chunks, put together by the SDK's own accumulator;
-        text goes to ``feed`` until a tool call shows up (a tool turn is not shown)."""
-        from openai.lib.streaming.chat import ChatCompletionStreamState
-
-        state: Any = ChatCompletionStreamState()
+    async def _streamed(self, kwargs: dict[str, Any], feed: TextFeed) -> Reply:
+        """The same call as a stream of chunks; text goes to ``feed`` until a tool call shows
+        up (a tool turn is not shown). The chunks are put together here (``Chunks``): the
+        SDK's own accumulator rebuilds its whole snapshot at every chunk, which made a long
+        answer's stream cost seconds of CPU."""
+        chunks = Chunks()
         stream = await self._sdk_client().chat.completions.create(
             **kwargs, stream=True, stream_options={"include_usage": True})
         try:
             async with stream:
                 async for chunk in stream:
-                    state.handle_chunk(chunk)
-                    for choice in chunk.choices[:1]:
-                        if choice.delta.tool_calls:
-                            feed.hold()
-                        feed.add(choice.delta.content or "")
+                    delta = chunks.add(chunk)
+                    if chunks.calls:
+                        feed.hold()
+                    feed.add(delta)
         except transport_errors():
             raise broken_off(self.label) from None
-        return state.get_final_completion()
+        return chunks.reply(fallback_model=self.name, label=self.label)
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections, if a client was ever built."""
@@ -151,6 +149,47 @@ def from_wire(result: Any, *, fallback_model: str, label: str) -> Reply:
                  usage=Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
                              int(getattr(usage, "completion_tokens", 0) or 0)),
                  model=str(getattr(result, "model", None) or fallback_model), provider="openai")
+
+
+class Chunks:
+    """A streamed answer's chunks put together: the text, each tool call by its index, the
+    model and the usage (the last chunk's, with ``include_usage``)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, list[str]] = {}  # index -> [id, name, argument pieces...]
+        self.model = ""
+        self.usage: Any = None
+
+    def add(self, chunk: Any) -> str:
+        """Take one chunk; the text it adds."""
+        self.model = str(getattr(chunk, "model", None) or self.model)
+        self.usage = getattr(chunk, "usage", None) or self.usage
+        added = ""
+        for choice in (getattr(chunk, "choices", None) or [])[:1]:
+            delta = choice.delta
+            added = str(getattr(delta, "content", None) or "")
+            self.text.append(added)
+            for call in getattr(delta, "tool_calls", None) or []:
+                parts = self.calls.setdefault(int(call.index), ["", ""])
+                parts[0] = str(call.id or parts[0])
+                function = call.function
+                if function is not None:
+                    parts[1] = str(function.name or parts[1])
+                    parts.append(str(function.arguments or ""))
+        return added
+
+    def reply(self, *, fallback_model: str, label: str) -> Reply:
+        """The whole answer, as ``from_wire`` makes it of a whole completion."""
+        if not self.model and not self.text and not self.calls:
+            raise malformed(label)
+        calls = [ToolCall(id=parts[0] or f"call_{index}", name=parts[1],
+                          arguments=decode_arguments("".join(parts[2:])))
+                 for index, parts in sorted(self.calls.items()) if parts[1]]
+        return Reply(text="".join(self.text), tool_calls=calls,
+                     usage=Usage(int(getattr(self.usage, "prompt_tokens", 0) or 0),
+                                 int(getattr(self.usage, "completion_tokens", 0) or 0)),
+                     model=self.model or fallback_model, provider="openai")
 
 
 def decode_arguments(raw: Any) -> dict[str, Any]:

@@ -47,7 +47,13 @@ async def serving(fake: FakeDiscord, home: Path, **env: str) -> AsyncIterator[Di
 
 
 async def reply_in(fake: FakeDiscord, channel: int, count: int = 1) -> list[str]:
-    found = await fake.wait_for(lambda: len(fake.sent_to(channel)) >= count)
+    """The bot's messages in a channel once there are ``count``, none still being written
+    (a live reply's partial text ends with "…" until its final edit)."""
+    def done() -> bool:
+        sent = fake.sent_to(channel)
+        return len(sent) >= count and not any(m["content"].endswith("\u2026") for m in sent)
+
+    found = await fake.wait_for(done)
     assert found
     return [m["content"] for m in fake.sent_to(channel)]
 

@@ -58,9 +58,16 @@ Responder = Callable[[RecordedRequest], ScriptedReply]
 SseEvent = tuple["str | None", Any]  # (event name or None, data: a JSON value or raw text)
 
 
+MAX_CHUNKS = 100  # a longer answer goes several words a chunk: the SDKs parse each one
+
+
 def words(text: str) -> list[str]:
-    """A text as a stream's chunks: each word with the space before it."""
-    return re.findall(r"\s*\S+\s*?(?=\s|$)|\s+$", text) or ([text] if text else [])
+    """A text as a stream's chunks: each word with the space before it (several words a
+    chunk past ``MAX_CHUNKS`` words, so a long answer streams in a moment)."""
+    found = re.findall(r"\s*\S+\s*?(?=\s|$)|\s+$", text) or ([text] if text else [])
+    size = -(-len(found) // MAX_CHUNKS)
+    return ["".join(found[i:i + size]) for i in range(0, len(found), size)] if size > 1 \
+        else found
 
 
 class ScriptedServer(LoopbackServer):
