@@ -28,10 +28,10 @@ from memory.rank import K1, B, tokens
 from memory.scopes import STRIDE
 
 FIRST_BATCH = 256  # postings read in the first round; each round reads twice the last
-MAX_WORK = 8_000  # past this, the best known answer (see _best_effort)
-EFFORT = 4  # notes read per result wanted in that answer
+MAX_WORK = 15_000  # past this, the best known answer (see _best_effort)
+EFFORT = 16  # notes read per result wanted in that answer
 QUERY_COST = 30  # one more query costs about as much as this many postings read
-TEXT_COST = 8  # reading one note's text costs about as much as this many postings
+TEXT_COST = 40  # reading one note's text (a random page) costs about this many postings
 CHUNK = 500  # ids per IN (...) list
 UNKNOWN = -1
 
@@ -183,6 +183,11 @@ class TopK:
                 wanted.setdefault((pick, tfs[len(tfs) - 1 - skip.get(pick, 0)]),
                                   []).append(length)
                 skip[pick] = skip.get(pick, 0) + 1
+        planned = sum(self.counts[(index, tf, length)] + QUERY_COST
+                      for (index, tf), picked in wanted.items() for length in picked)
+        if self.work + planned > MAX_WORK:
+            self.work = MAX_WORK + 1  # too much to read: the best known answer instead
+            return
         for (index, tf), picked in wanted.items():
             self._read(index, tf, picked)
 
@@ -325,19 +330,20 @@ class TopK:
             for i, tf in enumerate(sig[1:]):
                 if tf == UNKNOWN and self.words[i].unread.get(sig[0]):
                     needs[(i, sig[0])] = needs.get((i, sig[0]), 0) + len(self.groups[sig])
-        cost = sum(min(notes * TEXT_COST, self.words[index].left[length] + QUERY_COST)
-                   for (index, length), notes in needs.items())
-        if self.work + cost > MAX_WORK:
-            self.work = MAX_WORK + 1  # too much to settle: the best known answer instead
-            return
-        for (index, length), notes in needs.items():
-            if notes * TEXT_COST >= self.words[index].left[length]:
+        # the cheapest first, so that a rare word is settled even when a common one cannot be
+        for (index, length), notes in sorted(needs.items(), key=lambda need: min(
+                need[1] * TEXT_COST, self.words[need[0][0]].left[need[0][1]])):
+            left = self.words[index].left[length]
+            if notes * TEXT_COST >= left and self.work + left + QUERY_COST <= MAX_WORK:
                 for tf in list(self.words[index].unread[length]):
                     self._read(index, tf, [length])
         offsets = [offset for sig in unsettled
                    if any(tf == UNKNOWN and self.words[i].unread.get(sig[0])
                           for i, tf in enumerate(sig[1:]))
                    for offset in self.groups[sig]]
+        if self.work + TEXT_COST * len(offsets) > MAX_WORK:
+            self.work = MAX_WORK + 1  # too much to settle: the best known answer instead
+            return
         self._read_texts(offsets)
 
     def _read_texts(self, offsets: list[int]) -> None:
