@@ -17,7 +17,7 @@ words: FTS5's AND finds the notes with all of them among the rarest word's newes
 notes with any of them (each word, and each pair of rarer words, bringing its own newest
 matches) only fill up to k. Candidates are ranked first from their lengths alone and only
 the best few texts are read, except a common word's, which may occur twice in a note.
-README.md ("How search stays fast at a million notes") has the trade-off.
+docs/memory.md ("How search stays fast at a million notes") has the trade-off.
 """
 
 from __future__ import annotations
