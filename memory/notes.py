@@ -4,7 +4,12 @@ Scoping lives in the row ids (memory/scopes.py): each scope's rows take ids in a
 their own. A search hands FTS5 that rowid range, so another scope's rows are never even read,
 and the final rows are joined back to their table and checked against the scope once more.
 
-Search is bounded so it stays fast at a million notes: only a word's newest CANDIDATES
+A search of the notes whose query words are all single words ranks them exactly, as FTS5's
+bm25() would, from the impact index (memory/impact.py, memory/topk.py). The rest — chat
+history, queries with a multi-word phrase such as "e-mail", or an index that does not count
+the same notes as FTS5 — use the bounded search below.
+
+The bounded search stays fast at a million notes: only a word's newest CANDIDATES
 matches are ranked (FTS5 walks rowids newest first and stops there), by BM25 computed in
 memory/rank.py from match counts sampled once and cached until the next write. Several
 words: FTS5's AND finds the notes with all of them among the rarest word's newest matches
@@ -12,7 +17,7 @@ words: FTS5's AND finds the notes with all of them among the rarest word's newes
 notes with any of them (each word, and each pair of rarer words, bringing its own newest
 matches) only fill up to k. Candidates are ranked first from their lengths alone and only
 the best few texts are read, except a common word's, which may occur twice in a note.
-README.md ("How search stays fast at a million notes") has the trade-off.
+docs/memory.md ("How search stays fast at a million notes") has the trade-off.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
+from memory.impact import collection, index_notes, unindex_note
 from memory.query import all_of, clean_text, query_terms
 from memory.rank import (
     K1,
@@ -39,6 +45,7 @@ from memory.rank import (
 )
 from memory.schema import MIGRATIONS
 from memory.scopes import HISTORY, NOTES, STRIDE, Table, reserve, scope_range
+from memory.topk import TopK
 from sqlitedb import migrate, transaction
 
 MAX_NOTE_CHARS = 10_000
@@ -84,6 +91,7 @@ class Memory:
         self._oldest: dict[tuple[str, int, str], int] = {}  # of the newest SAMPLE matches
         self._matching_stamp: tuple[int, int] = (-1, -1)
         self._writes = 0
+        self.inexact = 0  # searches that stopped at memory/topk.py's MAX_WORK (for benches)
 
     # -- notes ---------------------------------------------------------------------------
 
@@ -106,6 +114,7 @@ class Memory:
                               " VALUES (?, ?, ?, ?)", (note_id, scope, cleaned, time.time()))
             self.conn.execute("INSERT INTO memory_effects (key, note_id) VALUES (?, ?)",
                               (effect_key, note_id))
+            index_notes(self.conn, [(note_id, cleaned)])
             self._writes += 1
         return note_id
 
@@ -120,6 +129,7 @@ class Memory:
                 "INSERT INTO memory_notes (id, scope, text, created_at) VALUES (?, ?, ?, ?)",
                 [(note_id, scope, text, now) for note_id, text in zip(ids, cleaned,
                                                                        strict=True)])
+            index_notes(self.conn, zip(ids, cleaned, strict=True))
             self._writes += 1
         return ids
 
@@ -129,11 +139,14 @@ class Memory:
 
     def forget(self, scope: str, note_id: int) -> bool:
         """Delete one of ``scope``'s notes; False if it does not exist or is not theirs."""
-        with self._lock:
+        with self._lock, transaction(self.conn):
             self._writes += 1
-            cursor = self.conn.execute("DELETE FROM memory_notes WHERE id = ? AND scope = ?",
-                                       (note_id, scope))
-        return cursor.rowcount > 0
+            if self.conn.execute("SELECT 1 FROM memory_notes WHERE id = ? AND scope = ?",
+                                 (note_id, scope)).fetchone() is None:
+                return False
+            unindex_note(self.conn, note_id)
+            self.conn.execute("DELETE FROM memory_notes WHERE id = ?", (note_id,))
+        return True
 
     def recent(self, scope: str, n: int = 10) -> list[Hit]:
         """``scope``'s latest notes, newest first."""
@@ -195,9 +208,17 @@ class Memory:
             return []
         low = row[0] * STRIDE
         span = _Span(low=low, high=low + STRIDE - 1, issued=row[1])
+        phrases = [phrase_tokens(term) for term in terms]
         with self._lock:  # one consistent snapshot for the few queries below
             self.conn.execute("BEGIN")
             try:
+                totals = collection(self.conn) if table == NOTES else None
+                if totals is not None and all(len(phrase) == 1 for phrase in phrases):
+                    search = TopK(self.conn, row[0], [phrase[0] for phrase in phrases], k,
+                                  *totals)
+                    ranked = search.run()
+                    self.inexact += not search.exact
+                    return self._hits(table, scope, ranked, phrases)
                 matching = self._matching_counts(table, span, terms)
                 if len(terms) == 1:
                     hits = self._ranked(table, scope, terms, [terms], span, k, matching)
@@ -230,6 +251,17 @@ class Memory:
             finally:
                 self.conn.execute("COMMIT")
         return hits
+
+    def _hits(self, table: Table, scope: str, ranked: list[tuple[float, int]],
+              phrases: list[tuple[str, ...]]) -> list[Hit]:
+        """The rows of these (score, id), in this order, with snippets."""
+        rows = {row[0]: row[1:] for row in self.conn.execute(
+            f"SELECT id, text, created_at FROM {table.rows} WHERE id IN "
+            f"({','.join('?' * len(ranked))}) AND {table.owner_column} = ?",
+            (*(note_id for _, note_id in ranked), scope))}
+        return [Hit(id=note_id, text=rows[note_id][0], snippet=snippet(rows[note_id][0], phrases),
+                    score=score, created_at=rows[note_id][1])
+                for score, note_id in ranked if note_id in rows]
 
     def _ranked(self, table: Table, scope: str, terms: list[str], groups: list[list[str]],
                 span: _Span, k: int, matching: dict[str, float],

@@ -41,7 +41,8 @@ def phrase_tokens(quoted: str) -> tuple[str, ...]:
 
 def idf(rows: float, matching: float) -> float:
     """FTS5's inverse document frequency, never below 1e-6."""
-    value = math.log((rows - matching + 0.5) / (matching + 0.5)) if rows > 0 else 0.0
+    # (an estimate of the matches may exceed the rows counted: never a log of a negative)
+    value = math.log((max(rows - matching, 0) + 0.5) / (matching + 0.5)) if rows > 0 else 0.0
     return max(value, 1e-6)
 
 

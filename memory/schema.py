@@ -6,6 +6,7 @@ case and diacritics (``remove_diacritics 2``), so "cafe" finds "Café".
 
 from __future__ import annotations
 
+from memory import impact
 from sqlitedb import Migration
 
 MIGRATIONS: list[Migration] = [
@@ -65,4 +66,7 @@ MIGRATIONS: list[Migration] = [
             note_id INTEGER NOT NULL
         );
     """),
+    # The impact index (memory/impact.py) that ranks notes exactly; the notes already
+    # saved are indexed as it is created.
+    ("memory_005_impact", impact.create),
 ]

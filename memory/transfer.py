@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TextIO
 
+from memory.impact import index_notes
 from memory.notes import checked_note
 from memory.query import clean_text
 from memory.schema import MIGRATIONS
@@ -133,6 +134,7 @@ def _merge(conn: sqlite3.Connection, read: int, staged: int) -> Imported:
     floor = conn.execute(f"SELECT COALESCE(MAX(id / {STRIDE}), 0) + 1 "
                          "FROM temp.memory_import").fetchone()[0]
     imported = new_ids = 0
+    added: list[tuple[int, str]] = []
     for wanted, scope, text, created_at in conn.execute(
             "SELECT id, scope, text, created_at FROM temp.memory_import ORDER BY position"):
         if scope not in numbers:
@@ -146,7 +148,9 @@ def _merge(conn: sqlite3.Connection, read: int, staged: int) -> Imported:
             new_ids += 1
         conn.execute("INSERT INTO memory_notes (id, scope, text, created_at) VALUES (?, ?, ?, ?)",
                      (note_id, scope, text, created_at))
+        added.append((note_id, text))
         imported += 1
+    index_notes(conn, added)
     return Imported(imported=imported, new_ids=new_ids, already_there=read - staged + present)
 
 

@@ -24,14 +24,14 @@ GOOD = ['{"format": "frontdesk-notes", "version": 1, "exported_at": 1.0, "notes"
         '{"id": 3, "scope": "owner", "text": "third", "created_at": 1700000002.5}']
 
 
-def frontdesk(home: Path, *args: str, stdin: str | None = None,
+def frontdesk(home: Path, *args: str, stdin: str | None = None, timeout: float = 120,
               ) -> subprocess.CompletedProcess[str]:
     """``frontdesk memory ARGS`` on ``home``, as a user would run it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
     env["FRONTDESK_HOME"] = str(home)
     return subprocess.run([sys.executable, "-m", "bot.cli.main", "memory", *args],
                           cwd=home.parent, env=env, input=stdin, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=timeout)
 
 
 def notes(home: Path) -> list[Note]:
@@ -248,6 +248,7 @@ def peak_memory_of_export(home: Path, out: Path) -> int:
     return int(done.stdout)
 
 
+@pytest.mark.timeout(360)  # 50,000 long notes indexed twice (built, then imported)
 def test_a_large_export_streams_and_comes_back_whole(tmp_path: Path) -> None:
     home = tmp_path / "big"
     conn = connect(home / "frontdesk.db")
@@ -273,7 +274,7 @@ def test_a_large_export_streams_and_comes_back_whole(tmp_path: Path) -> None:
     assert ids == list(range(1, 50_001))
 
     moved = tmp_path / "moved"
-    done = frontdesk(moved, "import", str(big))
+    done = frontdesk(moved, "import", str(big), timeout=300)
     assert done.stdout.strip() == "imported 50,000 notes (0 with new ids), 0 already there"
     conn = connect(moved / "frontdesk.db")
     memory = Memory(conn)

@@ -100,15 +100,26 @@ def test_text_sqlite_cannot_store_is_cleaned(memory: Memory) -> None:
     assert hit.id == note and "\x00" not in hit.text
 
 
-def test_only_the_newest_candidates_are_ranked(memory: Memory,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """The documented trade-off: a common word ranks only its newest CANDIDATES matches."""
+def test_an_old_note_that_ranks_best_is_found(memory: Memory,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes are ranked exactly, however many newer notes hold the word."""
     monkeypatch.setattr(notes_module, "CANDIDATES", 3)
     best_but_old = memory.add("owner", "tea")
     newer = memory.add_many("owner", [f"tea with biscuit number {n}" for n in range(5)])
     hits = memory.search("owner", "tea", k=5)
-    assert best_but_old not in [h.id for h in hits]
-    assert [h.id for h in hits] == newer[::-1][:3]
+    assert [h.id for h in hits] == [best_but_old, *newer[::-1][:4]]
+
+
+def test_only_the_newest_history_lines_are_ranked(memory: Memory,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The documented trade-off of chat history: a common word ranks only its newest
+    CANDIDATES matches."""
+    monkeypatch.setattr(notes_module, "CANDIDATES", 3)
+    memory.add_history("owner", "user", "tea")
+    for n in range(5):
+        memory.add_history("owner", "user", f"tea with biscuit number {n}")
+    hits = memory.search_history("owner", "tea", k=5)
+    assert [h.text for h in hits] == [f"tea with biscuit number {n}" for n in (4, 3, 2)]
 
 
 def test_migrations_apply_once(conn: sqlite3.Connection) -> None:
