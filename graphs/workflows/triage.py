@@ -5,6 +5,12 @@ waits for both and picks the route; then exactly one of ``quick_reply`` (small m
 ``full_agent`` (the tool loop on the big model, pre-loaded with memory hits and the calendar)
 or ``notify_now`` (tell the owner, tell the sender) writes the ``reply``.
 
+No latency tax on a question or a task: once the calendar is read, ``check_calendar`` starts
+the agent's first big-model turn speculatively, while ``classify_intent`` still waits for the
+small model (``graphs.workflows.speculation``); ``full_agent`` adopts that turn, and ``gather``
+cancels it on any other route. A message the offline rules route elsewhere (a greeting, an
+urgent one from someone else) is never speculated on: a greeting never reaches the big model.
+
 One small call answers a greeting: the classify call asks for ``{"intent", "urgency",
 "reply"}``, and when the intent is social its ``reply`` is kept as ``social_reply``;
 ``quick_reply`` then answers with it and calls no model (it writes ``reply_from``). A model
@@ -25,13 +31,16 @@ transcript: what triage classifies on; none means a ``question`` for ``full_agen
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from graphs.events import current_run_id
 from graphs.graph import END, START, Graph, GraphState, Node
 from graphs.nodes import route_on
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
+from graphs.workflows.speculation import Speculations
 from graphs.workflows.verdicts import offline, refusal
 
 ROUTES = ("quick_reply", "full_agent", "notify_now")
@@ -56,6 +65,7 @@ class TriageDeps:
     notify_owner: Callable[[dict[str, Any], str], Awaitable[str]]  # -> text for the sender
     fallback_classify: Callable[[str], tuple[str, float]]  # the offline rules
     prompts: dict[str, str]  # classify, quick_reply, agent
+    speculate: bool = True  # start full_agent's first turn while classify runs
 
 
 def read_classification(reply: str) -> tuple[str, float, str] | None:
@@ -143,21 +153,44 @@ def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[s
     return node
 
 
-def check_calendar(deps: TriageDeps) -> Callable[[GraphState], dict[str, Any]]:
-    """Read today's events and the next hours (a plain function: it runs in a thread)."""
+def check_calendar(deps: TriageDeps,
+                   speculations: Speculations) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+    """Read today's events and the next hours (in a worker thread); then, when the offline
+    rules expect ``full_agent``, start its first turn while ``classify_intent`` still runs."""
 
-    def node(state: GraphState) -> dict[str, Any]:
-        return {"calendar": deps.read_calendar(state["sender"])}
+    async def node(state: GraphState) -> dict[str, Any]:
+        calendar = await asyncio.to_thread(deps.read_calendar, state["sender"])
+        run_id = current_run_id()
+        if deps.speculate and run_id is not None and expects_agent(deps, state):
+            speculations.start(run_id, deps.loop, deps.big, agent_messages(deps, state, calendar),
+                               deps.tools, deps.make_caller(state["sender"]))
+        return {"calendar": calendar}
 
     return node
 
 
-async def gather(state: GraphState) -> dict[str, Any]:
-    """Both branches are in: pick the route from the intent, the urgency and who wrote.
+def expects_agent(deps: TriageDeps, state: GraphState) -> bool:
+    """The offline rules' guess at the route is ``full_agent``: never for what they take for
+    social (a greeting must not reach the big model) or for someone else's urgent message."""
+    text = request_of(state)
+    if not text.strip():  # no caption: classify decides at once, there is nothing to overlap
+        return False
+    intent, urgency = deps.fallback_classify(text)
+    return choose_route(intent, urgency, bool(state["sender"]["is_owner"])) == "full_agent"
 
-    (``async`` only so that it runs inline: a plain function would cost a thread hop.)"""
-    route = choose_route(state["intent"], state["urgency"], bool(state["sender"]["is_owner"]))
-    return {"route": route}
+
+def gather(speculations: Speculations) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+    """Both branches are in: pick the route from the intent, the urgency and who wrote; on any
+    route but ``full_agent``, cancel its speculative first turn (its cost is counted first)."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        route = choose_route(state["intent"], state["urgency"],
+                             bool(state["sender"]["is_owner"]))
+        if route != "full_agent":
+            await speculations.cancel(current_run_id(), f"route {route}")
+        return {"route": route}
+
+    return node
 
 
 def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
@@ -181,24 +214,33 @@ def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, 
     return node
 
 
-def full_agent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
-    """The tool loop on the big model, pre-loaded with memory hits and the calendar."""
+def agent_messages(deps: TriageDeps, state: GraphState, calendar: str) -> list[dict[str, Any]]:
+    """The agent's conversation: the prompt with memory hits and the calendar, the history,
+    the message (the same whether built for the speculative turn or for ``full_agent``)."""
+    sender = state["sender"]
+    context = [deps.prompts["agent"]]
+    query = request_of(state)
+    hits = deps.search_notes(sender["scope"], query, 5) if query.strip() else []
+    if hits:
+        context.append("Notes that may help:\n" + "\n".join(f"- {hit}" for hit in hits))
+    if calendar:
+        context.append("Calendar, today and the next hours:\n" + calendar)
+    if not sender["is_owner"]:
+        context.append(f"You are talking with {sender.get('name') or 'a guest'}, "
+                       "not the owner.")
+    return [{"role": "system", "content": "\n\n".join(context)},
+            *state.get("history", []), user_turn(state)]
+
+
+def full_agent(deps: TriageDeps,
+               speculations: Speculations) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+    """The tool loop on the big model, pre-loaded with memory hits and the calendar; its first
+    turn is the speculative one when that asked exactly the same."""
 
     async def node(state: GraphState) -> dict[str, Any]:
-        sender = state["sender"]
-        context = [deps.prompts["agent"]]
-        query = request_of(state)
-        hits = deps.search_notes(sender["scope"], query, 5) if query.strip() else []
-        if hits:
-            context.append("Notes that may help:\n" + "\n".join(f"- {hit}" for hit in hits))
-        if state.get("calendar"):
-            context.append("Calendar, today and the next hours:\n" + state["calendar"])
-        if not sender["is_owner"]:
-            context.append(f"You are talking with {sender.get('name') or 'a guest'}, "
-                           "not the owner.")
-        messages = [{"role": "system", "content": "\n\n".join(context)},
-                    *state.get("history", []), user_turn(state)]
-        result = await deps.loop(deps.big, messages, deps.tools, deps.make_caller(sender))
+        messages = agent_messages(deps, state, state.get("calendar") or "")
+        model = speculations.adopting(current_run_id(), deps.big)
+        result = await deps.loop(model, messages, deps.tools, deps.make_caller(state["sender"]))
         return {"reply": result.text}
 
     return node
@@ -217,11 +259,12 @@ def notify_now(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, A
 def build(deps: TriageDeps) -> Graph:
     """Wire the triage graph: two parallel fetches, a join, a router, three endings."""
     graph = Graph("triage")
+    speculations = Speculations()  # full_agent's first turns started early, by run
     graph.add_node(Node("classify_intent", classify_intent(deps)))
-    graph.add_node(Node("check_calendar", check_calendar(deps)))
-    graph.add_node(Node("gather", gather))
+    graph.add_node(Node("check_calendar", check_calendar(deps, speculations)))
+    graph.add_node(Node("gather", gather(speculations)))
     graph.add_node(Node("quick_reply", quick_reply(deps)))
-    graph.add_node(Node("full_agent", full_agent(deps)))
+    graph.add_node(Node("full_agent", full_agent(deps, speculations)))
     graph.add_node(Node("notify_now", notify_now(deps)))
     graph.add_edge(START, "classify_intent")
     graph.add_edge(START, "check_calendar")
