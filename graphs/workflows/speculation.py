@@ -43,6 +43,9 @@ from graphs.protocols import AgentLoop
 
 FOR_NODE = "full_agent"
 STALE_AFTER_S = 600.0  # a speculation nobody took (its run failed): dropped after this
+# How long classify lets the speculative turn go first: its request is the longer one, so it
+# should leave first; past this (a slow calendar) classify asks anyway.
+LAUNCH_WAIT_S = 0.05
 
 
 class _FirstTurnTaken(Exception):
@@ -120,6 +123,21 @@ class Speculations:
 
     def __init__(self) -> None:
         self._by_run: dict[str, _Speculation] = {}
+        self._launched: dict[str, asyncio.Event] = {}  # set once a run's turn was sent (or not)
+
+    async def let_go_first(self, run_id: str) -> None:
+        """Wait (at most ``LAUNCH_WAIT_S``) until run ``run_id``'s turn has been sent, so the
+        longer request leaves before the caller's own."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._launch(run_id).wait(), LAUNCH_WAIT_S)
+
+    def launched(self, run_id: str) -> None:
+        """Run ``run_id``'s turn was started (its task sends before a woken waiter runs), or
+        will not be: ``let_go_first`` need not wait."""
+        self._launch(run_id).set()
+
+    def _launch(self, run_id: str) -> asyncio.Event:
+        return self._launched.setdefault(run_id, asyncio.Event())
 
     def start(self, run_id: str, loop: AgentLoop, model: Any, messages: list[dict[str, Any]],
               tools: Any, caller: Any) -> None:
@@ -137,6 +155,11 @@ class Speculations:
         self._by_run[run_id] = speculation = _Speculation(task, first)
         speculation.tell("started")
 
+    def routed(self, run_id: str | None) -> None:
+        """The route is known: nothing waits for the turn to be sent any more."""
+        if run_id:
+            self._launched.pop(run_id, None)
+
     async def cancel(self, run_id: str | None, why: str) -> bool:
         """Cancel run ``run_id``'s turn (the route is not ``full_agent``); True if there was one."""
         speculation = self._by_run.pop(run_id, None) if run_id else None
@@ -152,7 +175,7 @@ class Speculations:
         return Adopting(model, self._by_run.pop(run_id, None) if run_id else None)
 
     def __len__(self) -> int:
-        return len(self._by_run)
+        return len(self._by_run) + len(self._launched)
 
     def _drop_stale(self) -> None:
         """Forget turns whose run ended without taking or cancelling them (it failed)."""
@@ -161,6 +184,7 @@ class Speculations:
             if now - speculation.started > STALE_AFTER_S:
                 speculation.task.cancel()
                 del self._by_run[run_id]
+                self._launched.pop(run_id, None)
 
 
 def _quiet(task: asyncio.Task[None]) -> None:

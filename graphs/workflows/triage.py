@@ -43,6 +43,7 @@ from graphs.protocols import AgentLoop, ChatModel, parse_json_object
 from graphs.workflows.speculation import Speculations
 from graphs.workflows.verdicts import offline, refusal
 
+AsyncNode = Callable[[GraphState], Awaitable[dict[str, Any]]]
 ROUTES = ("quick_reply", "full_agent", "notify_now")
 INTENTS = ("social", "question", "task", "urgent")
 URGENT_AT = 0.8
@@ -123,16 +124,20 @@ def user_turn(state: GraphState) -> dict[str, Any]:
     return turn
 
 
-def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+def classify_intent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
     """Ask the small model for the intent as JSON; fall back to the offline rules.
 
     A social message's answer comes in the same JSON; it is written as ``social_reply`` only
-    when there is one, so ``quick_reply`` knows whether it still has to ask."""
+    when there is one, so ``quick_reply`` knows whether it still has to ask. When the agent's
+    first turn is to be started early, its (longer) request is let go first."""
 
     async def node(state: GraphState) -> dict[str, Any]:
         text = request_of(state)
         if not text.strip():  # a file without a caption: the big model looks at it
             return {"intent": "question", "urgency": 0.0, "classified_by": "no caption"}
+        run_id = current_run_id()
+        if run_id is not None and "calendar" not in state and speculating(deps, state):
+            await speculations.let_go_first(run_id)
         messages = [{"role": "system", "content": deps.prompts["classify"]},
                     {"role": "user", "content": text}]
         try:
@@ -153,25 +158,33 @@ def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[s
     return node
 
 
-def check_calendar(deps: TriageDeps,
-                   speculations: Speculations) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+def check_calendar(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
     """Read today's events and the next hours (in a worker thread); then, when the offline
     rules expect ``full_agent``, start its first turn while ``classify_intent`` still runs."""
 
     async def node(state: GraphState) -> dict[str, Any]:
-        calendar = await asyncio.to_thread(deps.read_calendar, state["sender"])
         run_id = current_run_id()
-        if deps.speculate and run_id is not None and expects_agent(deps, state):
-            speculations.start(run_id, deps.loop, deps.big, agent_messages(deps, state, calendar),
-                               deps.tools, deps.make_caller(state["sender"]))
+        speculate = run_id is not None and speculating(deps, state)
+        try:
+            calendar = await asyncio.to_thread(deps.read_calendar, state["sender"])
+            if speculate and run_id is not None:
+                speculations.start(run_id, deps.loop, deps.big,
+                                   agent_messages(deps, state, calendar), deps.tools,
+                                   deps.make_caller(state["sender"]))
+        finally:
+            if speculate and run_id is not None:
+                speculations.launched(run_id)  # classify may ask now
         return {"calendar": calendar}
 
     return node
 
 
-def expects_agent(deps: TriageDeps, state: GraphState) -> bool:
-    """The offline rules' guess at the route is ``full_agent``: never for what they take for
-    social (a greeting must not reach the big model) or for someone else's urgent message."""
+def speculating(deps: TriageDeps, state: GraphState) -> bool:
+    """Whether to start the agent's first turn early: when the offline rules' guess at the
+    route is ``full_agent``; never for what they take for social (a greeting must not reach the
+    big model) or for someone else's urgent message."""
+    if not deps.speculate:
+        return False
     text = request_of(state)
     if not text.strip():  # no caption: classify decides at once, there is nothing to overlap
         return False
@@ -179,13 +192,14 @@ def expects_agent(deps: TriageDeps, state: GraphState) -> bool:
     return choose_route(intent, urgency, bool(state["sender"]["is_owner"])) == "full_agent"
 
 
-def gather(speculations: Speculations) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+def gather(speculations: Speculations) -> AsyncNode:
     """Both branches are in: pick the route from the intent, the urgency and who wrote; on any
     route but ``full_agent``, cancel its speculative first turn (its cost is counted first)."""
 
     async def node(state: GraphState) -> dict[str, Any]:
         route = choose_route(state["intent"], state["urgency"],
                              bool(state["sender"]["is_owner"]))
+        speculations.routed(current_run_id())
         if route != "full_agent":
             await speculations.cancel(current_run_id(), f"route {route}")
         return {"route": route}
@@ -232,8 +246,7 @@ def agent_messages(deps: TriageDeps, state: GraphState, calendar: str) -> list[d
             *state.get("history", []), user_turn(state)]
 
 
-def full_agent(deps: TriageDeps,
-               speculations: Speculations) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+def full_agent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
     """The tool loop on the big model, pre-loaded with memory hits and the calendar; its first
     turn is the speculative one when that asked exactly the same."""
 
@@ -260,7 +273,7 @@ def build(deps: TriageDeps) -> Graph:
     """Wire the triage graph: two parallel fetches, a join, a router, three endings."""
     graph = Graph("triage")
     speculations = Speculations()  # full_agent's first turns started early, by run
-    graph.add_node(Node("classify_intent", classify_intent(deps)))
+    graph.add_node(Node("classify_intent", classify_intent(deps, speculations)))
     graph.add_node(Node("check_calendar", check_calendar(deps, speculations)))
     graph.add_node(Node("gather", gather(speculations)))
     graph.add_node(Node("quick_reply", quick_reply(deps)))

@@ -65,7 +65,7 @@ def at(events: Events, kind: str, **match: Any) -> list[dict[str, Any]]:
 async def test_the_agents_first_turn_starts_while_classify_runs_and_is_adopted() -> None:
     small, big = FakeModel(role="small"), FakeModel(role="big")
     small.enqueue(classified("question"), delay_s=0.3)
-    big.enqueue("The dentist is on Friday.", delay_s=0.3)
+    big.enqueue("The dentist is on Friday.", delay_s=0.6)
     state, events = await run(triage(small, big, rules=("question", 0.2)),
                               "when is the dentist?")
     assert (state["route"], state["reply"]) == ("full_agent", "The dentist is on Friday.")
@@ -74,9 +74,11 @@ async def test_the_agents_first_turn_starts_while_classify_runs_and_is_adopted()
     [early] = at(events, "model_call", role="big", speculative=True)
     [classify_end] = at(events, "node_end", node="classify_intent")
     [agent_start] = at(events, "node_start", node="full_agent")
-    # it started before classify ended: the two calls overlapped
+    [classify] = at(events, "model_call", role="small")
+    # it started before classify ended, and was sent first (the longer request leaves first)
     assert started["t"] < classify_end["t"]
     assert early["t"] - early["duration_s"] < classify_end["t"] < early["t"]
+    assert early["t"] - early["duration_s"] <= classify["t"] - classify["duration_s"]
     assert early["node"] == "full_agent" and not early.get("cancelled")
     [adopted] = at(events, "speculation", outcome="adopted")
     assert adopted["t"] >= agent_start["t"]
