@@ -57,7 +57,7 @@ class _FirstTurn:
 
     def __init__(self, model: Any, observer: Observer | None) -> None:
         self.model, self.observer = model, observer
-        self.request: tuple[list[Any], dict[str, Any]] | None = None
+        self.request: Request | None = None
         self.reply: Any = None
 
     def __getattr__(self, name: str) -> Any:  # provider, name, role: the model's own
@@ -66,9 +66,18 @@ class _FirstTurn:
     async def complete(self, messages: Sequence[Any], **options: Any) -> Any:
         """Ask the model what the loop asks, keep the request and the reply, stop the loop."""
         options.pop("observer", None)
-        self.request = (list(messages), options)
+        self.request = request_of(messages, options)
         self.reply = await self.model.complete(messages, **options, observer=self.observer)
         raise _FirstTurnTaken
+
+
+Request = tuple[list[Any], dict[str, Any]]
+
+
+def request_of(messages: Sequence[Any], options: dict[str, Any]) -> Request:
+    """What a model call asks, to compare: the messages and every option but the callbacks
+    (an observer sees the call; it does not change what is asked)."""
+    return list(messages), {k: v for k, v in options.items() if not callable(v)}
 
 
 class _Speculation:
@@ -103,8 +112,7 @@ class Adopting:
         """The speculative reply when it answers this very request, else a fresh call."""
         speculation, self._speculation = self._speculation, None
         if speculation is not None:
-            asked = (list(messages), {k: v for k, v in options.items() if k != "observer"})
-            if speculation.first.request == asked:
+            if speculation.first.request == request_of(messages, options):
                 await asyncio.gather(speculation.task, return_exceptions=True)
                 reply = speculation.first.reply
                 if reply is not None and getattr(reply, "refused", None) is None:
@@ -123,11 +131,13 @@ class Speculations:
 
     def __init__(self) -> None:
         self._by_run: dict[str, _Speculation] = {}
-        self._launched: dict[str, asyncio.Event] = {}  # set once a run's turn was sent (or not)
+        # set once a run's turn was sent (or will not be), with when it was made
+        self._launched: dict[str, tuple[asyncio.Event, float]] = {}
 
     async def let_go_first(self, run_id: str) -> None:
         """Wait (at most ``LAUNCH_WAIT_S``) until run ``run_id``'s turn has been sent, so the
         longer request leaves before the caller's own."""
+        self._drop_stale()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._launch(run_id).wait(), LAUNCH_WAIT_S)
 
@@ -137,7 +147,7 @@ class Speculations:
         self._launch(run_id).set()
 
     def _launch(self, run_id: str) -> asyncio.Event:
-        return self._launched.setdefault(run_id, asyncio.Event())
+        return self._launched.setdefault(run_id, (asyncio.Event(), time.monotonic()))[0]
 
     def start(self, run_id: str, loop: AgentLoop, model: Any, messages: list[dict[str, Any]],
               tools: Any, caller: Any) -> None:
@@ -184,7 +194,9 @@ class Speculations:
             if now - speculation.started > STALE_AFTER_S:
                 speculation.task.cancel()
                 del self._by_run[run_id]
-                self._launched.pop(run_id, None)
+        for run_id, (_, made) in list(self._launched.items()):
+            if now - made > STALE_AFTER_S:
+                del self._launched[run_id]
 
 
 def _quiet(task: asyncio.Task[None]) -> None:

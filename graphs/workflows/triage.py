@@ -67,6 +67,7 @@ class TriageDeps:
     fallback_classify: Callable[[str], tuple[str, float]]  # the offline rules
     prompts: dict[str, str]  # classify, quick_reply, agent
     speculate: bool = True  # start full_agent's first turn while classify runs
+    has_calendar: bool = True  # False: no calendar to read, so no worker thread to read it in
 
 
 def read_classification(reply: str) -> tuple[str, float, str] | None:
@@ -166,7 +167,8 @@ def check_calendar(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
         run_id = current_run_id()
         speculate = run_id is not None and speculating(deps, state)
         try:
-            calendar = await asyncio.to_thread(deps.read_calendar, state["sender"])
+            calendar = (await asyncio.to_thread(deps.read_calendar, state["sender"])
+                        if deps.has_calendar else "")
             if speculate and run_id is not None:
                 speculations.start(run_id, deps.loop, deps.big,
                                    agent_messages(deps, state, calendar), deps.tools,
