@@ -8,7 +8,8 @@ Two `frontdesk run` processes, one in graph mode and one with FRONTDESK_GRAPH_WO
 poll their own loopback Telegram fake (``tests/fakes/telegram_server.py``) and share one
 OpenAI-compatible fake (``tests/fakes/openai_server.py``) that answers like a provider: the
 small model (``gpt-4.1-mini``) in 0.3 s, the big one (``gpt-4.1``) in 1.5 s per call. Messages
-alternate between the two bots, so a noisy machine slows both alike. Kinds:
+alternate between the two bots, so a noisy machine slows both alike, and each round takes the
+kinds in another order. Kinds:
 
 - greeting: the owner says hello (the small model answers it in its classify JSON);
 - question: the owner asks (the big model answers in one turn);
@@ -213,8 +214,11 @@ def main() -> int:
                 api.wait_for_sync(lambda api=api: api.polls > 0, timeout=60)
             for mode in ("graph", "loop"):
                 round_trip(apis[mode], OWNER, WARM_UP)
+            kinds = list(MESSAGES)
             for n in range(args.rounds):
-                for kind, texts in MESSAGES.items():
+                # each round in another order, so that no kind always follows the same one
+                for kind in kinds[n % len(kinds):] + kinds[:n % len(kinds)]:
+                    texts = MESSAGES[kind]
                     text, user = texts[n % len(texts)], SENDER.get(kind, OWNER)
                     for mode in (("graph", "loop") if n % 2 else ("loop", "graph")):
                         times[mode][kind].append(round_trip(apis[mode], user, text))

@@ -137,8 +137,10 @@ def classify_intent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
         if not text.strip():  # a file without a caption: the big model looks at it
             return {"intent": "question", "urgency": 0.0, "classified_by": "no caption"}
         run_id = current_run_id()
-        if run_id is not None and "calendar" not in state and speculating(deps, state):
-            await speculations.let_go_first(run_id)
+        if run_id is not None and "calendar" not in state and deps.speculate:
+            await asyncio.sleep(0)  # a turn check_calendar has just started leaves first
+            if speculating(deps, state):
+                await speculations.let_go_first(run_id)
         messages = [{"role": "system", "content": deps.prompts["classify"]},
                     {"role": "user", "content": text}]
         try:
@@ -176,6 +178,8 @@ def check_calendar(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
         finally:
             if speculate and run_id is not None:
                 speculations.launched(run_id)  # classify may ask now
+        if speculate:
+            await asyncio.sleep(0)  # the turn's request leaves before this node is recorded
         return {"calendar": calendar}
 
     return node
@@ -281,8 +285,8 @@ def build(deps: TriageDeps) -> Graph:
     graph.add_node(Node("quick_reply", quick_reply(deps)))
     graph.add_node(Node("full_agent", full_agent(deps, speculations)))
     graph.add_node(Node("notify_now", notify_now(deps)))
+    graph.add_edge(START, "check_calendar")  # first: it starts the agent's first turn
     graph.add_edge(START, "classify_intent")
-    graph.add_edge(START, "check_calendar")
     graph.add_edge("classify_intent", "gather")
     graph.add_edge("check_calendar", "gather")
     graph.add_router("gather", route_on("route"), {route: route for route in ROUTES})
