@@ -130,6 +130,8 @@ def read_bars(events: list[dict[str, Any]], run: RunInfo,
             for bar in bars:
                 if bar.speculative and bar.node == f"{node} (speculative)":
                     bar.status = SETTLED[str(event["outcome"])]
+                    if bar.status == "adopted" and node in active:  # its first call, too
+                        active[str(node)].calls.extend(bar.calls)
         elif kind in (EventKind.MODEL_CALL, EventKind.TOOL_CALL) and node in active:
             active[str(node)].calls.append(_call_view(event))
         elif kind == EventKind.NODE_END and node:
@@ -201,8 +203,9 @@ def timeline(bars: list[Bar], routes: list[dict[str, Any]], started_at: float) -
         end = bar.end if bar.end is not None else bar.start
         # the node's own work; the rest of the bar is the engine joining it up
         worked = end if bar.duration_s is None else min(end, bar.start + bar.duration_s)
-        calls = [{**call, "x0": scale.x(call["t"] - (call.get("duration_s") or 0.0)),
-                  "x1": scale.x(call["t"])} for call in bar.calls]
+        # a call drawn inside its bar (an adopted speculative call began before it)
+        calls = [{**call, "x0": scale.x(max(bar.start, call["t"] - (call.get("duration_s") or 0))),
+                  "x1": scale.x(max(bar.start, call["t"]))} for call in bar.calls]
         placed.append({"node": bar.node, "lane": lanes.index(bar.node), "status": bar.status,
                        "x0": scale.x(bar.start), "x1": scale.x(end),
                        "x_work": scale.x(worked), "start_s": bar.start - t0,

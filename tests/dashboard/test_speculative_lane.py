@@ -16,9 +16,9 @@ def event(kind: str, t: float, **fields: Any) -> dict[str, Any]:
 
 
 def early_call(t: float, **fields: Any) -> dict[str, Any]:
-    return event("model_call", t, node="full_agent", role="big", purpose="agent",
-                 duration_s=1.5, input_tokens=900, output_tokens=1024, cost_usd=0.01,
-                 speculative=True, **fields)
+    call = {"node": "full_agent", "role": "big", "purpose": "agent", "duration_s": 1.5,
+            "input_tokens": 900, "output_tokens": 1024, "cost_usd": 0.01, "speculative": True}
+    return event("model_call", t, **{**call, **fields})
 
 
 def fetches(*extra: dict[str, Any]) -> list[dict[str, Any]]:
@@ -38,6 +38,7 @@ def test_an_adopted_turn_has_its_own_lane_starting_before_the_agent() -> None:
     assert (early.node, early.status) == ("full_agent (speculative)", "adopted")
     agent = next(b for b in bars if b.node == "full_agent")
     assert early.start < agent.start and early.calls[0]["line"].endswith("· speculative · 1.5 s")
+    assert agent.calls == early.calls  # the agent's first call is the one it adopted
     lanes = timeline(bars, [], RUN.started_at)["lanes"]
     assert lanes.index("full_agent (speculative)") < lanes.index("full_agent")
 
