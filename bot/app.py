@@ -169,7 +169,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
     triage_graph = triage.build(triage.TriageDeps(
         small=models.small, big=models.big, loop=run_loop, tools=tools,
         make_caller=caller_from_sender, search_notes=note_texts, read_calendar=owner.context,
-        notify_owner=notify_from_sender, fallback_classify=classify_offline, prompts=prompts))
+        notify_owner=notify_from_sender, fallback_classify=classify_offline, prompts=prompts,
+        has_calendar=owner.calendar is not None))
     loop_graph = build_loop_graph(models.big, tools, prompts["loop"])
     content_graph = content.build(content.ContentDeps(
         small=models.small, big=models.big, loop=run_loop,

@@ -44,6 +44,7 @@ class EventKind(StrEnum):
     LOOP_END = "loop_end"  # the agent loop stopped
     FIRST_TOKEN = "first_token"  # a streamed answer's first text came from the model
     FIRST_VISIBLE = "first_visible"  # ... and was first shown in the chat (draft or edit)
+    SPECULATION = "speculation"  # work started before its node: started, adopted, cancelled
 
 
 def describe(exc: BaseException) -> str:
@@ -61,6 +62,21 @@ def node_observer() -> Observer | None:
     if (scope := node_scope.get(None)) is None or not scope[0].on:
         return None
     return scope[0].forward(scope[1])
+
+
+def early_observer(node: str, **tags: Any) -> Observer | None:
+    """Inside a node of an observed run: an observer for work started early on behalf of
+    another ``node`` (a speculative model call): its events are tagged as ``node``'s, plus
+    ``tags``."""
+    if (scope := node_scope.get(None)) is None or not scope[0].on:
+        return None
+    return scope[0].forward(node, **tags)
+
+
+def current_run_id() -> str | None:
+    """Inside a node of an observed or stored run: the run's id; else None."""
+    scope = node_scope.get(None)
+    return scope[0].run_id if scope is not None and scope[0].run_id else None
 
 
 def resume_value(default: Any = None) -> Any:
@@ -130,12 +146,13 @@ class RunEvents:
         self.emit(EventKind.GRAPH_END, status=status, **fields)
         self.record(delta, frontier)
 
-    def forward(self, node: str, *, record: bool = False) -> Observer:
+    def forward(self, node: str, *, record: bool = False, **tags: Any) -> Observer:
         """An observer for a model or loop inside ``node``: its events join the run's, tagged
-        with the node (``record``: stored at once rather than at the node's boundary)."""
+        with the node and ``tags`` (``record``: stored at once rather than at the node's
+        boundary)."""
         def forward(event: dict[str, Any]) -> None:
             fields = {k: v for k, v in event.items() if k not in ("event", "run_id", "t")}
-            self.emit(str(event.get("event", "")), **{**fields, "node": node})
+            self.emit(str(event.get("event", "")), **{**fields, **tags, "node": node})
             if record:
                 self.record()
         return forward

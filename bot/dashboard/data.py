@@ -77,6 +77,7 @@ class Bar:
     retry_in: float | None = None
     question: str | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
+    speculative: bool = False  # a node's work started before the route reached it
 
 
 def run_detail(store: RunStore, registry: Registry, run_id: str,
@@ -97,7 +98,8 @@ def run_detail(store: RunStore, registry: Registry, run_id: str,
     graph = None if workflow is None else workflow.graph  # a code workflow has steps instead
     return {"run": run_row(run, cost_totals(events), open_wait, now),
             "timeline": timeline(bars, routes, run.started_at),
-            "graph_svg": path_svg(graph, bars, routes, run.status, blocked) if graph else None,
+            "graph_svg": path_svg(graph, [b for b in bars if not b.speculative], routes,
+                                  run.status, blocked) if graph else None,
             "blocked": blocked,
             "waits": [_wait_view(w) for w in store.waits(None, run_id)],
             "state": dict(result_of(store.record(run_id))), "events": events, "now": now,
@@ -124,6 +126,14 @@ def read_bars(events: list[dict[str, Any]], run: RunInfo,
         elif kind == EventKind.NODE_START and node:
             active[node] = Bar(node, t, attempt=int(event.get("attempt") or 1))
             bars.append(active[node])
+        elif kind == EventKind.MODEL_CALL and event.get("speculative"):
+            bars.append(speculative_bar(event))
+        elif kind == EventKind.SPECULATION and event.get("outcome") in SETTLED:
+            for bar in bars:
+                if bar.speculative and bar.node == f"{node} (speculative)":
+                    bar.status = SETTLED[str(event["outcome"])]
+                    if bar.status == "adopted" and node in active:  # its first call, too
+                        active[str(node)].calls.extend(bar.calls)
         elif kind in (EventKind.MODEL_CALL, EventKind.TOOL_CALL) and node in active:
             active[str(node)].calls.append(_call_view(event))
         elif kind == EventKind.NODE_END and node:
@@ -156,6 +166,20 @@ def read_bars(events: list[dict[str, Any]], run: RunInfo,
     return bars, routes
 
 
+# What became of a speculative call that finished: the status of its bar.
+SETTLED = {"adopted": "adopted", "unused": "discarded", "discarded": "discarded"}
+
+
+def speculative_bar(event: dict[str, Any]) -> Bar:
+    """A model call started for a node before the route reached it, in a lane of its own:
+    ``cancelled`` when the route went elsewhere, ``adopted`` once the node took its answer."""
+    end = float(event["t"])
+    took = float(event.get("duration_s") or 0.0)
+    return Bar(f"{event.get('node')} (speculative)", end - took, end, duration_s=took,
+               status="cancelled" if event.get("cancelled") else "completed",
+               calls=[_call_view(event)], speculative=True)
+
+
 def in_flight(store: RunStore, run_id: str, bars: list[Bar], now: float) -> list[Bar]:
     """Nodes a running run is on now. Their start is only stored with their end, so they are
     read from the last node boundary's frontier, starting when they became ready."""
@@ -181,8 +205,9 @@ def timeline(bars: list[Bar], routes: list[dict[str, Any]], started_at: float) -
         end = bar.end if bar.end is not None else bar.start
         # the node's own work; the rest of the bar is the engine joining it up
         worked = end if bar.duration_s is None else min(end, bar.start + bar.duration_s)
-        calls = [{**call, "x0": scale.x(call["t"] - (call.get("duration_s") or 0.0)),
-                  "x1": scale.x(call["t"])} for call in bar.calls]
+        # a call drawn inside its bar (an adopted speculative call began before it)
+        calls = [{**call, "x0": scale.x(max(bar.start, call["t"] - (call.get("duration_s") or 0))),
+                  "x1": scale.x(max(bar.start, call["t"]))} for call in bar.calls]
         placed.append({"node": bar.node, "lane": lanes.index(bar.node), "status": bar.status,
                        "x0": scale.x(bar.start), "x1": scale.x(end),
                        "x_work": scale.x(worked), "start_s": bar.start - t0,
@@ -297,6 +322,9 @@ def _call_view(event: dict[str, Any]) -> dict[str, Any]:
         line = (f"{event.get('role') or '?'} model {event.get('model') or '?'}"
                 f" · {event.get('purpose') or '-'} · {event.get('input_tokens') or 0}→"
                 f"{event.get('output_tokens') or 0} tokens · ${event.get('cost_usd') or 0:.4f}")
+        if event.get("speculative"):
+            line += (" · speculative, cancelled (counted at most)" if event.get("cancelled")
+                     else " · speculative")
     else:
         ok = "ok" if event.get("ok", True) else "failed"
         line = f"tool {event.get('tool') or '?'}({_short(event.get('arguments'))}) · {ok}"

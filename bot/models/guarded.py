@@ -6,6 +6,12 @@ first reserves its worst case in the spend log (``bot.models.costs``): input tok
 the request's bytes, plus ``max_tokens``, at the configured prices. A reservation that does not
 fit the daily budget refuses the call: the offline assistant answers, says why, and the reply
 carries ``refused`` so a workflow stops instead of keeping it.
+
+A call cancelled while the provider works on it (a speculative turn triage no longer needs,
+``graphs.workflows.speculation``) is counted at its worst case: the provider's bill for a
+request it already received cannot be read back (a request without streaming reports its usage
+only with the answer), so the hold becomes a settled call of exactly the amount it held, and
+the ``model_call`` event says ``cancelled`` with those token bounds (at most, never less).
 """
 
 from __future__ import annotations
@@ -156,10 +162,18 @@ class GuardedModel:
                                         self._down_reason)
         bound = input_token_bound(conversation, tools)
         watch = Stopwatch()
+        counted: list[float] = []  # what a cancelled attempt was counted at
         try:
             reply = await call_with_retry(
-                lambda: self._attempt(conversation, tools, max_tokens, purpose, bound, feed),
+                lambda: self._attempt(conversation, tools, max_tokens, purpose, bound, counted,
+                                      feed),
                 self._policy, sleep=self._sleep)
+        except asyncio.CancelledError:
+            tokens = (bound, max_tokens) if counted else (0, 0)
+            emit(sink, {**event, "input_tokens": tokens[0], "output_tokens": tokens[1],
+                        "cost_usd": sum(counted), "duration_s": watch.elapsed(),
+                        "cancelled": True})
+            raise
         except OverBudget as over:
             if feed is not None:
                 feed.restart()
@@ -188,13 +202,14 @@ class GuardedModel:
 
     async def _attempt(self, conversation: list[Message], tools: Sequence[ToolSpec] | None,
                        max_tokens: int, purpose: str | None, input_bound: int,
-                       feed: TextFeed | None = None) -> Reply:
-        """One request: hold its worst case, bound its time, settle to its real cost."""
+                       counted: list[float], feed: TextFeed | None = None) -> Reply:
+        """One request: hold its worst case, bound its time, settle to its real cost (its
+        worst case when cancelled in flight, appended to ``counted``)."""
         if feed is not None:
             feed.restart()  # a retry: what an earlier attempt showed is taken back
         hold = None
+        worst = self._prices.cost(self.name, input_bound, max_tokens)
         if self._spend_log is not None:
-            worst = self._prices.cost(self.name, input_bound, max_tokens)
             hold = self._spend_log.reserve(usd=worst, budget_usd=self._budget,
                                         provider=self.provider, model=self.name,
                                         role=self.role, purpose=purpose)
@@ -208,6 +223,14 @@ class GuardedModel:
         except ProviderFailure as failure:
             if hold is not None and self._spend_log is not None and not failure.maybe_billed:
                 self._spend_log.release(hold)  # answered with an error, or never reached: free
+            raise
+        except asyncio.CancelledError:
+            counted.append(worst)  # what it may have cost: the hold becomes that call
+            if hold is not None and self._spend_log is not None:
+                self._spend_log.settle(hold, provider=self.provider, model=self.name,
+                                       role=self.role, purpose=purpose,
+                                       input_tokens=input_bound, output_tokens=max_tokens,
+                                       cost_usd=worst)
             raise
         reply.cost_usd = self._prices.cost(reply.model, reply.usage.input_tokens,
                                            reply.usage.output_tokens)

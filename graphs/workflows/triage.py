@@ -5,6 +5,12 @@ waits for both and picks the route; then exactly one of ``quick_reply`` (small m
 ``full_agent`` (the tool loop on the big model, pre-loaded with memory hits and the calendar)
 or ``notify_now`` (tell the owner, tell the sender) writes the ``reply``.
 
+No latency tax on a question or a task: once the calendar is read, ``check_calendar`` starts
+the agent's first big-model turn speculatively, while ``classify_intent`` still waits for the
+small model (``graphs.workflows.speculation``); ``full_agent`` adopts that turn, and ``gather``
+cancels it on any other route. A message the offline rules route elsewhere (a greeting, an
+urgent one from someone else) is never speculated on: a greeting never reaches the big model.
+
 One small call answers a greeting: the classify call asks for ``{"intent", "urgency",
 "reply"}``, and when the intent is social its ``reply`` is kept as ``social_reply``;
 ``quick_reply`` then answers with it and calls no model (it writes ``reply_from``). A model
@@ -25,16 +31,20 @@ transcript: what triage classifies on; none means a ``question`` for ``full_agen
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from graphs.events import current_run_id
 from graphs.graph import END, START, Graph, GraphState, Node
 from graphs.live import live_text
 from graphs.nodes import route_on
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
+from graphs.workflows.speculation import Speculations
 from graphs.workflows.verdicts import offline, refusal
 
+AsyncNode = Callable[[GraphState], Awaitable[dict[str, Any]]]
 ROUTES = ("quick_reply", "full_agent", "notify_now")
 INTENTS = ("social", "question", "task", "urgent")
 URGENT_AT = 0.8
@@ -57,6 +67,8 @@ class TriageDeps:
     notify_owner: Callable[[dict[str, Any], str], Awaitable[str]]  # -> text for the sender
     fallback_classify: Callable[[str], tuple[str, float]]  # the offline rules
     prompts: dict[str, str]  # classify, quick_reply, agent
+    speculate: bool = True  # start full_agent's first turn while classify runs
+    has_calendar: bool = True  # False: no calendar to read, so no worker thread to read it in
 
 
 def read_classification(reply: str) -> tuple[str, float, str] | None:
@@ -114,16 +126,22 @@ def user_turn(state: GraphState) -> dict[str, Any]:
     return turn
 
 
-def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+def classify_intent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
     """Ask the small model for the intent as JSON; fall back to the offline rules.
 
     A social message's answer comes in the same JSON; it is written as ``social_reply`` only
-    when there is one, so ``quick_reply`` knows whether it still has to ask."""
+    when there is one, so ``quick_reply`` knows whether it still has to ask. When the agent's
+    first turn is to be started early, its (longer) request is let go first."""
 
     async def node(state: GraphState) -> dict[str, Any]:
         text = request_of(state)
         if not text.strip():  # a file without a caption: the big model looks at it
             return {"intent": "question", "urgency": 0.0, "classified_by": "no caption"}
+        run_id = current_run_id()
+        if run_id is not None and "calendar" not in state and deps.speculate:
+            await asyncio.sleep(0)  # a turn check_calendar has just started leaves first
+            if speculating(deps, state):
+                await speculations.let_go_first(run_id)
         messages = [{"role": "system", "content": deps.prompts["classify"]},
                     {"role": "user", "content": text}]
         try:
@@ -144,21 +162,56 @@ def classify_intent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[s
     return node
 
 
-def check_calendar(deps: TriageDeps) -> Callable[[GraphState], dict[str, Any]]:
-    """Read today's events and the next hours (a plain function: it runs in a thread)."""
+def check_calendar(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
+    """Read today's events and the next hours (in a worker thread); then, when the offline
+    rules expect ``full_agent``, start its first turn while ``classify_intent`` still runs."""
 
-    def node(state: GraphState) -> dict[str, Any]:
-        return {"calendar": deps.read_calendar(state["sender"])}
+    async def node(state: GraphState) -> dict[str, Any]:
+        run_id = current_run_id()
+        speculate = run_id is not None and speculating(deps, state)
+        try:
+            calendar = (await asyncio.to_thread(deps.read_calendar, state["sender"])
+                        if deps.has_calendar else "")
+            if speculate and run_id is not None:
+                speculations.start(run_id, deps.loop, deps.big,
+                                   agent_messages(deps, state, calendar), deps.tools,
+                                   deps.make_caller(state["sender"]))
+        finally:
+            if speculate and run_id is not None:
+                speculations.launched(run_id)  # classify may ask now
+        if speculate:
+            await asyncio.sleep(0)  # the turn's request leaves before this node is recorded
+        return {"calendar": calendar}
 
     return node
 
 
-async def gather(state: GraphState) -> dict[str, Any]:
-    """Both branches are in: pick the route from the intent, the urgency and who wrote.
+def speculating(deps: TriageDeps, state: GraphState) -> bool:
+    """Whether to start the agent's first turn early: when the offline rules' guess at the
+    route is ``full_agent``; never for what they take for social (a greeting must not reach the
+    big model) or for someone else's urgent message."""
+    if not deps.speculate:
+        return False
+    text = request_of(state)
+    if not text.strip():  # no caption: classify decides at once, there is nothing to overlap
+        return False
+    intent, urgency = deps.fallback_classify(text)
+    return choose_route(intent, urgency, bool(state["sender"]["is_owner"])) == "full_agent"
 
-    (``async`` only so that it runs inline: a plain function would cost a thread hop.)"""
-    route = choose_route(state["intent"], state["urgency"], bool(state["sender"]["is_owner"]))
-    return {"route": route}
+
+def gather(speculations: Speculations) -> AsyncNode:
+    """Both branches are in: pick the route from the intent, the urgency and who wrote; on any
+    route but ``full_agent``, cancel its speculative first turn (its cost is counted first)."""
+
+    async def node(state: GraphState) -> dict[str, Any]:
+        route = choose_route(state["intent"], state["urgency"],
+                             bool(state["sender"]["is_owner"]))
+        speculations.routed(current_run_id())
+        if route != "full_agent":
+            await speculations.cancel(current_run_id(), f"route {route}")
+        return {"route": route}
+
+    return node
 
 
 def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
@@ -182,24 +235,32 @@ def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, 
     return node
 
 
-def full_agent(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
-    """The tool loop on the big model, pre-loaded with memory hits and the calendar."""
+def agent_messages(deps: TriageDeps, state: GraphState, calendar: str) -> list[dict[str, Any]]:
+    """The agent's conversation: the prompt with memory hits and the calendar, the history,
+    the message (the same whether built for the speculative turn or for ``full_agent``)."""
+    sender = state["sender"]
+    context = [deps.prompts["agent"]]
+    query = request_of(state)
+    hits = deps.search_notes(sender["scope"], query, 5) if query.strip() else []
+    if hits:
+        context.append("Notes that may help:\n" + "\n".join(f"- {hit}" for hit in hits))
+    if calendar:
+        context.append("Calendar, today and the next hours:\n" + calendar)
+    if not sender["is_owner"]:
+        context.append(f"You are talking with {sender.get('name') or 'a guest'}, "
+                       "not the owner.")
+    return [{"role": "system", "content": "\n\n".join(context)},
+            *state.get("history", []), user_turn(state)]
+
+
+def full_agent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
+    """The tool loop on the big model, pre-loaded with memory hits and the calendar; its first
+    turn is the speculative one when that asked exactly the same."""
 
     async def node(state: GraphState) -> dict[str, Any]:
-        sender = state["sender"]
-        context = [deps.prompts["agent"]]
-        query = request_of(state)
-        hits = deps.search_notes(sender["scope"], query, 5) if query.strip() else []
-        if hits:
-            context.append("Notes that may help:\n" + "\n".join(f"- {hit}" for hit in hits))
-        if state.get("calendar"):
-            context.append("Calendar, today and the next hours:\n" + state["calendar"])
-        if not sender["is_owner"]:
-            context.append(f"You are talking with {sender.get('name') or 'a guest'}, "
-                           "not the owner.")
-        messages = [{"role": "system", "content": "\n\n".join(context)},
-                    *state.get("history", []), user_turn(state)]
-        result = await deps.loop(deps.big, messages, deps.tools, deps.make_caller(sender),
+        messages = agent_messages(deps, state, state.get("calendar") or "")
+        model = speculations.adopting(current_run_id(), deps.big)
+        result = await deps.loop(model, messages, deps.tools, deps.make_caller(state["sender"]),
                                  on_text=live_text())  # the answer, shown as it is written
         return {"reply": result.text}
 
@@ -219,14 +280,15 @@ def notify_now(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, A
 def build(deps: TriageDeps) -> Graph:
     """Wire the triage graph: two parallel fetches, a join, a router, three endings."""
     graph = Graph("triage")
-    graph.add_node(Node("classify_intent", classify_intent(deps)))
-    graph.add_node(Node("check_calendar", check_calendar(deps)))
-    graph.add_node(Node("gather", gather))
+    speculations = Speculations()  # full_agent's first turns started early, by run
+    graph.add_node(Node("classify_intent", classify_intent(deps, speculations)))
+    graph.add_node(Node("check_calendar", check_calendar(deps, speculations)))
+    graph.add_node(Node("gather", gather(speculations)))
     graph.add_node(Node("quick_reply", quick_reply(deps)))
-    graph.add_node(Node("full_agent", full_agent(deps)))
+    graph.add_node(Node("full_agent", full_agent(deps, speculations)))
     graph.add_node(Node("notify_now", notify_now(deps)))
+    graph.add_edge(START, "check_calendar")  # first: it starts the agent's first turn
     graph.add_edge(START, "classify_intent")
-    graph.add_edge(START, "check_calendar")
     graph.add_edge("classify_intent", "gather")
     graph.add_edge("check_calendar", "gather")
     graph.add_router("gather", route_on("route"), {route: route for route in ROUTES})

@@ -175,7 +175,10 @@ def describe(event: dict[str, Any]) -> str:
     if kind == "route":
         return f"route:{event['target']}"
     if kind == "model_call":
-        return f"model_call:{event['role']}:{event['purpose']}"
+        early = ":speculative" if event.get("speculative") else ""
+        return f"model_call:{event['role']}:{event['purpose']}{early}"
+    if kind == "speculation":
+        return f"speculation:{event['outcome']}"
     if kind == "tool_call":
         return f"tool_call:{event['tool']}"
     if kind == "graph_end":

@@ -25,8 +25,20 @@ FETCHES = ["node_start:classify_intent", "node_start:check_calendar",
            "model_call:small:classify", "node_end:classify_intent", "node_end:check_calendar"]
 
 
-def assert_triage_story(story: list[str], ending: list[str]) -> None:
-    """START, both fetches (any interleaving), then gather and exactly ``ending``."""
+# The agent's first turn started while classify runs, when the rules expect full_agent.
+EARLY = ["speculation:started", "model_call:big:agent:speculative"]
+
+
+def assert_triage_story(story: list[str], ending: list[str], *,
+                        speculated: bool = False) -> None:
+    """START, both fetches (any interleaving), then gather and exactly ``ending``; with
+    ``speculated``, the early first turn started once the calendar was read, whenever it
+    ended (its outcome is in ``ending``)."""
+    assert [s for s in story if s in EARLY] == (EARLY if speculated else [])
+    if speculated:
+        assert story.index("node_end:check_calendar") > story.index("speculation:started")
+        assert story.index("node_start:check_calendar") < story.index("speculation:started")
+    story = [s for s in story if s not in EARLY]
     assert story[0] == "graph_start"
     assert sorted(story[1:1 + len(FETCHES)]) == sorted(FETCHES)
     assert story.index("node_start:classify_intent") < story.index("node_end:classify_intent")
@@ -120,9 +132,9 @@ async def test_task_goes_to_the_agent_which_uses_tools(harness: Harness) -> None
     assert (reply.route, reply.text) == ("full_agent", "Noted: dentist on Friday at 3pm.")
     assert reply.model_calls == {"small": 1, "big": 2}
     assert_triage_story(harness.story(reply.run_id), [
-        "route:full_agent", "node_start:full_agent", "model_call:big:agent",
+        "route:full_agent", "node_start:full_agent", "speculation:adopted",
         "tool_call:remember", "model_call:big:agent", "loop_end:final_answer",
-        "node_end:full_agent"])
+        "node_end:full_agent"], speculated=True)
     assert [n.text for n in harness.services.memory.recent("owner")] == [
         "the dentist is Friday 3pm"]
 

@@ -50,7 +50,8 @@ async def doubled(n: int) -> dict[str, int]:
 def test_the_event_kinds_are_todays_strings() -> None:
     assert [kind.value for kind in EventKind] == [
         "graph_start", "graph_end", "node_start", "node_end", "route", "wait", "step_rerun",
-        "rerun", "recovered", "model_call", "tool_call", "loop_end", "first_token", "first_visible"]
+        "rerun", "recovered", "model_call", "tool_call", "loop_end", "first_token", "first_visible",
+        "speculation"]
     assert EventKind.NODE_END == "node_end" and f"{EventKind.WAIT}" == "wait"
 
 
