@@ -83,9 +83,15 @@ class MeetingDesk:
         """Now, in UTC (where comparing times is exact)."""
         return datetime.fromtimestamp(self.clock(), UTC)
 
-    def _busy(self, start: datetime, end: datetime) -> list[Busy]:
+    def _busy(self, start: datetime, end: datetime) -> list[Busy] | None:
+        """The busy time around [start, end), buffers included; None when the calendar has
+        never been read (the caller offers nothing then, rather than times it cannot check)."""
         pad = timedelta(minutes=self.rules.buffer)
-        return self.busy_time.busy(start.astimezone(UTC) - pad, end.astimezone(UTC) + pad)
+        try:
+            return self.busy_time.busy(start.astimezone(UTC) - pad, end.astimezone(UTC) + pad)
+        except CalendarUnavailable as exc:
+            log.warning("calendar unavailable for meetings: %s", exc)
+            return None
 
     # -- the workflow's questions ----------------------------------------------------------
     def open(self, meeting_id: str, run_id: str, request: dict[str, Any]) -> str | None:
@@ -106,7 +112,10 @@ class MeetingDesk:
         minutes = int(request.get("minutes") or self.rules.minutes)
         if not (request.get("sender") or {}).get("is_owner"):  # a guest may ask for less
             minutes = min(minutes, self.rules.minutes)
-        slots = free_slots(self.rules, self._busy(now, last), self.store.taken(meeting_id), now,
+        busy = self._busy(now, last)
+        if busy is None:  # no times it cannot check: the text says to ask again later
+            return []
+        slots = free_slots(self.rules, busy, self.store.taken(meeting_id), now,
                            after=datetime.fromisoformat(after) if after else None,
                            minutes=max(5, min(minutes, 8 * 60)),
                            earliest=parse_moment(request.get("earliest"), self.rules),
@@ -130,6 +139,8 @@ class MeetingDesk:
         picked = Slot(datetime.fromisoformat(slot["start"]).astimezone(self.rules.zone),
                       datetime.fromisoformat(slot["end"]).astimezone(self.rules.zone))
         busy = self._busy(picked.start, picked.end)
+        if busy is None:
+            return "the owner's calendar cannot be read just now"
         until = self.clock() + self.rules.hold_h * 3600
         # The notice counts from when the slot was offered (never later than now).
         offered = min(self.now(), datetime.fromisoformat(slot.get("offered_at") or
@@ -175,7 +186,8 @@ class MeetingDesk:
             return self._booked(meeting, uid)
         ics = event_ics(meeting, uid, self.summary, self.clock())
         if self.writer is None:
-            if why := self._rule_broken(meeting, self._busy(slot.start, slot.end)):
+            # the owner approved; a calendar unread just now adds no busy time here
+            if why := self._rule_broken(meeting, self._busy(slot.start, slot.end) or []):
                 return await self._conflict(meeting, why)
             self.store.set_status(meeting_id, "booked", uid=uid)
             await self.tell_owner(meeting.platform, f"meeting-ics:{meeting_id}",

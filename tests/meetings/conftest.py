@@ -13,6 +13,7 @@ import pytest
 
 from bot.adapters.base import Button, PressResult, Reply
 from bot.app import App, assemble
+from bot.calendar.writer import BusyTime
 from bot.models import Models
 from tests.gateway.conftest import (
     GUEST,
@@ -84,14 +85,15 @@ DeskFactory = Callable[..., Awaitable[Desk]]
 def make_desk(tmp_path: Path) -> DeskFactory:
     """``await make_desk(caldav=True, **env)``: a started bot with the folder calendar."""
 
-    async def build(caldav: bool = True, offline: bool = False, **env: Any) -> Desk:
+    async def build(caldav: bool = True, offline: bool = False, busy: BusyTime | None = None,
+                    **env: Any) -> Desk:
         calendar = FolderCalendar(tmp_path / "calendar")
         settings = make_settings(tmp_path / "home", **{**ALWAYS_OPEN, **env,
                                  "TELEGRAM_ALLOWED_USERS": f"{GUEST},{SECOND_GUEST}"})
         models = None if offline else Models(small=PurposeModel("small"),
                                              big=PurposeModel("big"))
         app = assemble(settings, models=models,
-                       meeting_writer=calendar if caldav else None, meeting_busy=calendar,
+                       meeting_writer=calendar if caldav else None, meeting_busy=busy or calendar,
                        sleep=instant)
         await app.gateway.start()
         adapter = ButtonAdapter()

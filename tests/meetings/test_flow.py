@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from bot.calendar.writer import Busy, CalendarUnavailable
 from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, SECOND_GUEST, DeskFactory
 
 
@@ -194,3 +197,19 @@ async def test_without_caldav_the_owner_gets_the_event_to_add_by_hand(
     assert "SUMMARY:Meeting with Bob *bold*: budget" in by_hand[0]
     assert desk.to(GUEST)[-1].startswith("Booked:")
     assert desk.app.meetings.listing()[0].status == "booked"
+
+
+async def test_a_calendar_never_read_offers_no_times_and_fails_nothing(
+        make_desk: DeskFactory) -> None:
+    desk = await make_desk(busy=NeverRead())
+    offer = await desk.send("/meet the budget")
+    assert offer.route != "failed"
+    assert "no free time" in offer.text and "ask again later" in offer.text
+    assert [b.label for b in offer.buttons] in ([], ["None of these"])
+
+
+class NeverRead:
+    """A calendar copy that has never been read (the CalDAV server down since the start)."""
+
+    def busy(self, start: datetime, end: datetime) -> list[Busy]:
+        raise CalendarUnavailable("never read")
