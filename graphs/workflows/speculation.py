@@ -15,6 +15,10 @@ before it can run any tool, so nothing with a side effect happens before the rou
   counted by the model itself (``bot.models.guarded``: at its worst case, the reservation it
   held, as the provider's bill for a request it already works on cannot be read back).
 
+A streaming model shows its answer as it is written: the speculative turn's text is kept by a
+``_Relay`` and shown only once ``full_agent`` adopts the turn (what came so far at once, the
+rest as it comes), so a cancelled turn never shows anything.
+
 Nothing of a speculation is recorded in the run: an adopted turn becomes ``full_agent``'s own
 first step when ``full_agent`` takes it (the loop records it there), and after a crash the run
 goes on without one. Its events are tagged ``speculative`` and ``node: full_agent``; a
@@ -34,11 +38,12 @@ import asyncio
 import contextlib
 import contextvars
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphs.events import EventKind, early_observer
 from graphs.graph import Observer
+from graphs.live import live_text
 from graphs.protocols import AgentLoop
 
 FOR_NODE = "full_agent"
@@ -52,13 +57,35 @@ class _FirstTurnTaken(Exception):
     """Stops the speculative loop right after its first model turn: no tool may run."""
 
 
+class _Relay:
+    """The speculative turn's text so far, passed on to the chat only once adopted (in the
+    adopting node's context, so what the sink traces is filed under ``full_agent``)."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.sink: Callable[[str], None] | None = None
+        self.context: contextvars.Context | None = None
+
+    def __call__(self, so_far: str) -> None:
+        self.text = so_far
+        if self.sink is not None and self.context is not None:
+            self.context.run(self.sink, so_far)
+
+    def attach(self, sink: Callable[[str], None]) -> None:
+        """Show the text from now on, starting with what came before the adoption."""
+        self.sink, self.context = sink, contextvars.copy_context()
+        if self.text is not None:
+            sink(self.text)
+
+
 class _FirstTurn:
     """The big model as the speculative loop sees it: one call, kept, then the loop stops."""
 
-    def __init__(self, model: Any, observer: Observer | None) -> None:
+    def __init__(self, model: Any, observer: Observer | None, streams: bool) -> None:
         self.model, self.observer = model, observer
         self.request: Request | None = None
         self.reply: Any = None
+        self.relay = _Relay() if streams else None  # None: nobody watches this run's answer
 
     def __getattr__(self, name: str) -> Any:  # provider, name, role: the model's own
         return getattr(self.model, name)
@@ -66,8 +93,11 @@ class _FirstTurn:
     async def complete(self, messages: Sequence[Any], **options: Any) -> Any:
         """Ask the model what the loop asks, keep the request and the reply, stop the loop."""
         options.pop("observer", None)
+        options.pop("on_text", None)  # its text goes to the relay, shown once adopted
         self.request = request_of(messages, options)
-        self.reply = await self.model.complete(messages, **options, observer=self.observer)
+        streamed = {"on_text": self.relay} if self.relay is not None else {}
+        self.reply = await self.model.complete(messages, **options, observer=self.observer,
+                                               **streamed)
         raise _FirstTurnTaken
 
 
@@ -113,6 +143,9 @@ class Adopting:
         speculation, self._speculation = self._speculation, None
         if speculation is not None:
             if speculation.first.request == request_of(messages, options):
+                relay, sink = speculation.first.relay, options.get("on_text")
+                if relay is not None and callable(sink):
+                    relay.attach(sink)  # its answer, shown as it is written
                 await asyncio.gather(speculation.task, return_exceptions=True)
                 reply = speculation.first.reply
                 if reply is not None and getattr(reply, "refused", None) is None:
@@ -154,7 +187,8 @@ class Speculations:
         """Start the loop's first turn for run ``run_id``, outside every node's scope (so that
         no step of a node is read or written), its events tagged for ``full_agent``."""
         self._drop_stale()
-        first = _FirstTurn(model, early_observer(FOR_NODE, speculative=True))
+        first = _FirstTurn(model, early_observer(FOR_NODE, speculative=True),
+                           streams=live_text() is not None)  # read here: the run's context
 
         async def first_turn() -> None:
             with contextlib.suppress(_FirstTurnTaken):
