@@ -187,6 +187,10 @@ class Speculations:
         """Start the loop's first turn for run ``run_id``, outside every node's scope (so that
         no step of a node is read or written), its events tagged for ``full_agent``."""
         self._drop_stale()
+        # A model that follows the chat's choice (``/model``) says which model it is here, in
+        # the run's context: the turn itself runs in a fresh one.
+        if callable(current := getattr(model, "current", None)):
+            model = current()
         first = _FirstTurn(model, early_observer(FOR_NODE, speculative=True),
                            streams=live_text() is not None)  # read here: the run's context
 
