@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -25,6 +24,7 @@ from bot.config.settings import Settings
 from tests.calendar.conftest import ICS, WINDOWS
 from tests.calendar.test_corpus import normalised
 from tests.fakes.radicale_server import RadicaleServer
+from tests.gateway.conftest import until
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # Real-world files with what each brings: moved and cancelled occurrences, EXDATE, all-day
@@ -192,13 +192,6 @@ async def test_the_background_refresh_picks_up_a_new_event(
                                              berlin(3, 0, month=4)).events] == ["Late addition"]
 
 
-async def until(predicate: Any, timeout: float = 10.0) -> Any:
-    """Poll ``predicate`` until it holds, with a deadline."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (result := predicate()):
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-    return result
 
 
 def test_a_server_down_is_one_log_line_and_the_copy_is_read(
