@@ -12,23 +12,19 @@ The gateway tells ``Bursts`` of every allowed message once it is in the inbox (`
 so nothing waits before it is recorded), waits for its burst to settle (``settled``), then,
 under the chat's lock, takes the bursts due in order (``next_for``) and answers each. The
 waiting lines live only in memory: a crash loses nothing, since each is in the inbox, and
-``backlog_bursts`` groups what a crash left open the same way at the next start (a burst a
+``bot.chat.backlog`` groups what a crash left open the same way at the next start (a burst a
 turn took up is recorded under its run id before the run starts, so it is found whole).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from bot.adapters.base import IncomingMessage
 from bot.chat.commands import parse
-from bot.delivery.ledger import InboxItem, Ledger
-
-log = logging.getLogger(__name__)
 
 MAX_MESSAGES = 10  # lines in one burst
 MAX_WAIT_S = 5.0  # after a burst's first line, it is answered whatever still comes
@@ -160,68 +156,3 @@ class Bursts:
     def _line(self, key: Key, message_id: str) -> Line | None:
         return next((line for line in self._lines.get(key, ())
                      if line.message.message_id == message_id), None)
-
-
-def open_backlog(ledger: Ledger, platform: str,
-                 window: float) -> dict[tuple[str, str], list[list[IncomingMessage]]]:
-    """A platform's open inbox messages per chat, as the turns that answer them, oldest first
-    (``backlog_bursts``); each record read on its own: one that cannot be read is marked
-    failed and the others go on."""
-    backlog: dict[tuple[str, str], list[tuple[IncomingMessage, InboxItem]]] = {}
-    for item in ledger.open_messages(platform):
-        try:
-            msg = IncomingMessage.from_record(item.payload)
-        except ValueError as unreadable:
-            log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
-                        item.platform, item.chat_id, item.message_id, unreadable)
-            ledger.fail(item.platform, item.chat_id, item.message_id,
-                        f"unreadable: {unreadable}")
-            continue
-        backlog.setdefault((msg.platform, msg.chat_id), []).append((msg, item))
-    return {chat: backlog_bursts(messages, window) for chat, messages in backlog.items()}
-
-
-@dataclass
-class _Group:
-    messages: list[IncomingMessage]
-    items: list[InboxItem]
-
-
-def backlog_bursts(backlog: Sequence[tuple[IncomingMessage, InboxItem]],
-                   window: float) -> list[list[IncomingMessage]]:
-    """A chat's open messages after a restart, as the turns that answer them, in order.
-
-    Messages a turn had taken up share its run id: they are one turn again. The others are
-    grouped as they would have been live, by when the inbox received them.
-    """
-    groups: list[_Group] = []
-    by_run: dict[str, _Group] = {}
-    open_: dict[Key, _Group] = {}  # per person: the burst still taking lines
-    for msg, item in backlog:
-        key = key_of(msg)
-        if item.run_id is not None and item.run_id in by_run:
-            by_run[item.run_id].messages.append(msg)
-            by_run[item.run_id].items.append(item)
-            continue
-        current = open_.pop(key, None)
-        if current is not None and item.run_id is None and mergeable(msg) \
-                and joins(current, msg, item, window):
-            current.messages.append(msg)
-            current.items.append(item)
-            open_[key] = current
-            continue
-        group = _Group([msg], [item])
-        groups.append(group)
-        if item.run_id is not None:
-            by_run[item.run_id] = group
-        elif mergeable(msg) and window > 0:
-            open_[key] = group
-    return [group.messages for group in groups]
-
-
-def joins(group: _Group, msg: IncomingMessage, item: InboxItem, window: float) -> bool:
-    """Whether a line received at ``item.received_at`` would have joined this burst live."""
-    chars = sum(len(m.text) + 1 for m in group.messages) + len(msg.text)
-    return (len(group.messages) < MAX_MESSAGES and chars <= MAX_CHARS
-            and item.received_at - group.items[-1].received_at <= window
-            and item.received_at - group.items[0].received_at <= MAX_WAIT_S)

@@ -25,7 +25,8 @@ from bot.access.pairing import Strangers, first_words
 from bot.adapters.base import Accepted, Adapter, Button, IncomingMessage, PressResult, Reply
 from bot.chat.answers import match_option
 from bot.chat.approval_relay import ask_owner, relayed_wait
-from bot.chat.bursts import Bursts, merged, open_backlog
+from bot.chat.backlog import Backlog
+from bot.chat.bursts import Bursts, merged
 from bot.chat.commands import Command, CommandHandler, parse
 from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
 from bot.chat.locks import ChatLocks
@@ -92,7 +93,8 @@ class Gateway:
         self.meetings = meetings  # /meetings: a person's bookings with Cancel buttons
         self.live = live  # the answer shown as it is written (FRONTDESK_STREAM)
         self._files: Attachments | None = None
-        self._recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
+        self.backlog = Backlog(ledger, locks, bursts.window, lambda turn: self._answer_locked(
+            turn, self.access(turn[0]) == "owner"))  # what a crash or a stop left open
         self.answering: set[asyncio.Task[None]] = set()  # messages of people just allowed
 
     @property
@@ -117,42 +119,15 @@ class Gateway:
                      background: bool = False) -> None:
         """Start serving a platform: send what the outbox still owes, answer what's open.
 
-        The backlog is answered per chat, the chats at once, each in its own order; a chat's
-        backlog holds that chat's lock from the start, so a new message there waits for it
-        and nowhere else. ``background``: return once every chat's backlog holds its lock
-        (an adapter then polls at once), else once the backlog is answered. Each message on
-        its own: one whose record cannot be read is marked failed, one whose answer fails is
-        logged and stays open for the next start; the others go on.
+        The backlog is answered per chat, the chats at once (``bot.chat.backlog``).
+        ``background``: return once every chat's backlog holds its lock (an adapter then
+        polls at once), else once the backlog is answered.
         """
         self.outbox.register(adapter)
         await self.outbox.flush(adapter.platform)
         if not recover:
             return
-        backlog = open_backlog(self.ledger, adapter.platform, self.bursts.window)
-        locked = [asyncio.Event() for _ in backlog]
-        chats = [asyncio.create_task(self._recover_chat(chat, messages, held))
-                 for (chat, messages), held in zip(backlog.items(), locked, strict=True)]
-        self._recovering.update(chats)
-        for task in chats:
-            task.add_done_callback(self._recovering.discard)
-        if background:
-            for held in locked:
-                await held.wait()
-        else:
-            await asyncio.gather(*chats)
-
-    async def _recover_chat(self, chat: tuple[str, str], bursts: list[list[IncomingMessage]],
-                            locked: asyncio.Event) -> None:
-        """One chat's backlog, in order, under the chat's lock from first to last; the lines
-        of a burst a crash interrupted are one turn again (``open_backlog``)."""
-        async with self.locks.of(*chat):
-            locked.set()
-            for burst in bursts:
-                try:
-                    await self._answer_locked(burst, self.access(burst[0]) == "owner")
-                except Exception:
-                    log.exception("recovering message %s/%s failed; it stays open",
-                                  burst[0].platform, burst[0].message_id)
+        await self.backlog.answer_open(adapter.platform, background=background)
 
     def access(self, msg: IncomingMessage) -> str | None:
         """'owner', 'allowed', or None for someone not on the allowlist."""

@@ -12,7 +12,8 @@ import sqlite3
 from pathlib import Path
 
 from bot.adapters.base import Attachment, IncomingMessage, Reply
-from bot.chat.bursts import Bursts, backlog_bursts
+from bot.chat.backlog import backlog_bursts
+from bot.chat.bursts import Bursts
 from bot.delivery.ledger import InboxItem
 from tests.attachments.conftest import OWNER, Starter, start_telegram, telegram_server
 from tests.attachments.test_discord import reply_in, serving
