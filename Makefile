@@ -12,7 +12,9 @@ endif
 ifdef UV
 INSTALLER := uv
 NEW_VENV := $(UV) venv --seed --python python3 $(VENV)
-PIP_INSTALL := $(UV) pip install --python $(PY)
+# uv writes no bytecode by default: every later start (each test's subprocess too) would then
+# compile the SDKs' thousands of modules again where PYTHONDONTWRITEBYTECODE is set.
+PIP_INSTALL := $(UV) pip install --compile-bytecode --python $(PY)
 else
 INSTALLER := pip
 NEW_VENV := python3 -m venv $(VENV)
