@@ -22,7 +22,7 @@ from typing import Any
 
 from bot.access.allowlist import Access
 from bot.access.pairing import Strangers, is_pairing
-from bot.adapters.base import Accepted, Button, PressResult, Reply
+from bot.adapters.base import Accepted, Button, OutgoingFile, PressResult, Reply
 from bot.chat.approval_relay import ASKED, ask_owner
 from bot.chat.locks import ChatLocks
 from bot.delivery.ledger import ButtonTarget, Ledger
@@ -120,7 +120,7 @@ class Decisions:
         if state.status == "failed":
             return Reply(FAILURE, "failed", **common)
         text = str(state.get("reply") or "").strip() or "(no answer)"
-        return Reply(text, route, **common)
+        return Reply(text, route, file=OutgoingFile.from_json(state.get("reply_file")), **common)
 
     def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
         """One opaque token per option of a wait."""
@@ -179,7 +179,7 @@ class Decisions:
                 if state.already_answered:  # another press won the race
                     return PressResult(STALE["answered"], False)
             reply = await self.outcome(state, default_route="command")
-            await self.outbox.deliver(*where, outcome, reply.text, reply.buttons)
+            await self.outbox.deliver(*where, outcome, reply.text, reply.buttons, reply.file)
         return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
 
     async def queue_owed_outcomes(self, since: float) -> int:
@@ -192,7 +192,7 @@ class Decisions:
             if "chat_id" not in wait.meta or self.ledger.parts(*where, key):
                 continue
             reply = await self.outcome(self.runs.load(wait.run_id), default_route="command")
-            await self.outbox.deliver(*where, key, reply.text, reply.buttons)
+            await self.outbox.deliver(*where, key, reply.text, reply.buttons, reply.file)
             owed += 1
         return owed
 
@@ -206,6 +206,7 @@ class Decisions:
             reply = await self.outcome(state, default_route="command")
             nth = len(self.store.waits("expired", run.id))  # one notice per expired wait
             await self.outbox.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
-                                      f"expired:{run.id}:{nth}", reply.text, reply.buttons)
+                                      f"expired:{run.id}:{nth}", reply.text, reply.buttons,
+                                      reply.file)
         return len(results)
 
