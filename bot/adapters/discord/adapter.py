@@ -133,25 +133,20 @@ class DiscordAdapter(discord.Client):
         The outbox part's ``key`` becomes an enforced nonce, so Discord itself answers a
         repeat (a retry, or a re-send after a crash) with the message it already made.
         """
-        return await self._post(chat_id, text, buttons, key, None)
+        return await self.send_file(chat_id, None, text, buttons, key=key)
 
-    async def send_file(self, chat_id: str, file: OutgoingFile, caption: str = "",
+    async def send_file(self, chat_id: str, file: OutgoingFile | None, caption: str = "",
                         buttons: list[Button] | None = None, *, key: str | None = None) -> str:
-        """Post a file as the message's attachment, the caption its text, as ``send`` posts."""
-        return await self._post(chat_id, caption, buttons, key, file)
-
-    async def _post(self, chat_id: str, text: str, buttons: list[Button] | None,
-                    key: str | None, file: OutgoingFile | None) -> str:
+        """Post a part whose file is the message's attachment (None: text only), as ``send``."""
         channel = await self._messageable(chat_id)
         self.stop_typing(chat_id)  # a reply is going out: no more "typing…" here
-        view = approval_view(buttons) if buttons else None
+        extra: dict[str, Any] = {"view": approval_view(buttons)} if buttons else {}
         nonce: str | int = key[:25] if key else secrets.randbits(64)  # randbits: as discord.py
 
         async def post() -> discord.Message:
-            extra: dict[str, Any] = {} if view is None else {"view": view}
             if file is not None:  # a fresh File each try: a try reads it to the end
                 extra["file"] = discord_files.upload(file)
-            return await channel.send(text or None, nonce=nonce, **extra)
+            return await channel.send(caption or None, nonce=nonce, **extra)
 
         try:
             message = await self._with_retries(post)
