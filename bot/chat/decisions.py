@@ -5,8 +5,10 @@ outcome a press owes its chat (queued again at start when a crash came between),
 expiry, and the reply any run's state gives (its question with one opaque token per option,
 its answer, or the failure), with the run's costs and its JSONL trace written on the way.
 It shares the gateway's chat locks (``bot.chat.locks``), so a press and a message of one chat
-are handled one at a time. A press on pairing's Allow hands back the stranger's waiting
-message (``Decided.admitted``) for the gateway to answer.
+are handled one at a time. A guest may also type their answer to their own offer
+(``answer_typed``: "the second one"), which the gateway asks before the chat's workflow. A
+press on pairing's Allow hands back the stranger's waiting message (``Decided.admitted``) for
+the gateway to answer.
 
 A press found already taken is either the platform replaying the very press a crash
 interrupted (Telegram hands the same callback query back after a restart) or a genuinely
@@ -23,6 +25,7 @@ from typing import Any
 from bot.access.allowlist import Access
 from bot.access.pairing import Strangers, is_pairing
 from bot.adapters.base import Accepted, Button, OutgoingFile, PressResult, Reply
+from bot.chat.answers import match_choice
 from bot.chat.approval_relay import ASKED, ask_owner
 from bot.chat.locks import ChatLocks
 from bot.delivery.ledger import ButtonTarget, Ledger
@@ -104,6 +107,27 @@ class Decisions:
         return wait is not None and run is not None \
             and (run.workflow, wait.node) in self.rules.guest_nodes \
             and run.meta.get("user") == f"{platform}:{user_id}"
+
+    async def answer_typed(self, platform: str, chat_id: str, user_id: str, message_id: str,
+                           text: str) -> Reply | None:
+        """A guest's typed answer to a wait of their own run in this chat that the workflow
+        lets its guest answer ("the second one" for the meeting's times, ``match_choice``):
+        the run goes on as after their press, and its outcome is the message's reply (owed
+        under ``message_id`` should a crash come between). None: nothing of theirs waits
+        here, or the text names no single option (it is then an ordinary message)."""
+        mine = self.ledger.runs_of_chat(platform, chat_id)
+        wait = next((w for w in self.store.waits("open") if w.run_id in mine
+                     and (w.workflow, w.node) in self.rules.guest_nodes
+                     and w.meta.get("user") == f"{platform}:{user_id}"), None)
+        answer = match_choice(wait.options, text) if wait is not None else None
+        if wait is None or answer is None:
+            return None
+        with in_chat(platform, chat_id):
+            state = await self.runs.resume(wait.run_id, answer, f"{platform}:{user_id}",
+                                           key=wait.key, reply_key=message_id)
+        if state.already_answered:
+            return Reply(STALE["answered"], "command", run_id=wait.run_id)
+        return await self.outcome(state, default_route="command")
 
     def reply_from(self, state: RunResult, default_route: str) -> Reply:
         """What a run's state says to its chat (its question and buttons, its answer, or the
