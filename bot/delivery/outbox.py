@@ -13,10 +13,11 @@ now keeps its parts, in order, for the next flush, while the other chats go on.
 
 A reply may carry one file (``OutgoingFile``: a booked meeting's ``.ics``), kept with its
 part (``bot.delivery.files``): it rides on the reply's last part, that part's text its caption,
-when that text fits the platform's caption (``caption_limit``); else it follows the text as a
-part of its own with no caption. The reply's buttons, if any, go with the file then (they are
-always on the last part). Either way it is sent once, in order,
-through the adapter's ``send_file``, and marked sent or failed like any part.
+when that text fits the platform's caption (``caption_limit``, counted in UTF-16 code units,
+as Telegram counts, which is never fewer than characters); else it follows the text as a part
+of its own with no caption. The reply's buttons, if any, go with the file then (they are
+always on the last part). Either way it is sent once, in order, through the adapter's
+``send_file``, and marked sent or failed like any part.
 
 A reply shown live (``bot.delivery.live``) left partial messages in the chat, recorded in
 ``live_messages``: part *n* is then delivered as the edit of live message *n*, marked sent
@@ -105,7 +106,7 @@ class Outbox:
         if self.files is None:
             raise ValueError("this outbox sends text only: it was built without its files")
         limit = adapter.caption_limit if adapter is not None else CAPTION_LIMIT
-        fits = len(texts[-1]) <= limit
+        fits = len(texts[-1].encode("utf-16-le")) // 2 <= limit
         number = self.files.place(platform, chat_id, key, len(texts) + (0 if fits else 1),
                                   file)
         return texts + [""] * (number - len(texts))
