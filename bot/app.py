@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from bot.access.allowlist import Access
 from bot.access.pairing import Strangers
 from bot.access.people import People
+from bot.adapters.base import OutgoingFile
 from bot.calendar.events import EventSource
 from bot.calendar.ics import Calendar
 from bot.calendar.owner import OwnerCalendar
@@ -36,6 +37,7 @@ from bot.chat.locks import ChatLocks
 from bot.chat.meetings import CANCEL, MeetingChat
 from bot.chat.model_command import ModelCommand
 from bot.config.settings import Settings
+from bot.delivery.files import OutboxFiles
 from bot.delivery.ledger import Ledger
 from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import OwnerNotifier
@@ -144,7 +146,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
     owner = OwnerCalendar.build(settings, calendar)  # + the CalDAV copy, when configured
     ledger = Ledger(connect(settings.database))
     shown = LiveMessages(connect(settings.database))  # live replies' partial messages
-    outbox = Outbox(ledger, shown)
+    outbox = Outbox(ledger, shown, OutboxFiles(connect(settings.database)))  # + replies' files
     live = LiveReplies(outbox.adapter, shown, on=settings.stream,
                        interval=settings.stream_interval)
     notifier = OwnerNotifier(settings, outbox, clock=clock, sleep=sleep)
@@ -183,10 +185,12 @@ def assemble(settings: Settings, *, models: Models | None = None,
         read_agenda=owner.agenda_for, save_note=memory.add, prompts=prompts))
     meetings = MeetingStore(connect(settings.database), clock=clock)
 
-    async def tell_owner(origin: str, key: str, text: str) -> None:
-        """A meeting's notice to the owner, once per key."""
+    async def tell_owner(origin: str, key: str, text: str,
+                         file: OutgoingFile | None = None) -> None:
+        """A meeting's notice to the owner (with a file: the event's .ics), once per key."""
         platform = notifier.targets(origin)[0]
-        await outbox.deliver(platform, await notifier.owner_chat(platform), key, text)
+        await outbox.deliver(platform, await notifier.owner_chat(platform), key, text,
+                             file=file)
 
     rules = MeetingRules.from_settings(settings, owner.zone())
     # Busy time from the owner's calendar (the CalDAV copy merged with the .ics, TRANSP

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.access import people
-from bot.delivery import ledger, notifier, shown
+from bot.delivery import files, ledger, notifier, shown
 from bot.meetings import store as meetings
 from bot.models import choices, costs
 from bot.reminders import store as reminders
@@ -31,6 +31,7 @@ MIGRATIONS_BY_OWNER: dict[str, Sequence[Migration]] = {
     "bot.delivery.ledger": ledger.MIGRATIONS,
     "bot.delivery.notifier": notifier.MIGRATIONS,
     "bot.delivery.shown": shown.MIGRATIONS,
+    "bot.delivery.files": files.MIGRATIONS,
     "bot.access.people": people.MIGRATIONS,
     "bot.models.costs": costs.MIGRATIONS,
     "bot.models.choices": choices.MIGRATIONS,

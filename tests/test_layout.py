@@ -129,7 +129,7 @@ FOLDER_MAY_IMPORT: dict[str, set[str]] = {
              "models", "reminders", "tools"},
     "access": {"adapters.base", "config", "delivery"},
     "reminders": {"calendar", "config", "models", "tools"},
-    "meetings": {"calendar", "config", "tools"},  # rules, slots, requests, booking
+    "meetings": {"adapters.base", "calendar", "config", "tools"},  # rules, slots, booking
     "media": {"adapters.base", "config", "models"},
     "delivery": {"adapters.base", "config", "tools"},
     "tools": {"adapters.base", "calendar", "config", "models"},

@@ -3,12 +3,14 @@
 An adapter turns a platform update into an ``IncomingMessage`` and hands it to
 ``Gateway.handle`` (or to ``Gateway.accept``, which gives it back ``Accepted``, and later to
 ``Gateway.process``); the gateway answers through the adapter's ``send`` (one call per outbox
-part). A button press comes in as ``Gateway.press`` and its ``PressResult`` says what to show.
-Nothing here imports a chat library.
+part; ``send_file`` for a part carrying a file). A button press comes in as
+``Gateway.press`` and its ``PressResult`` says what to show. Nothing here imports a chat
+library.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import MISSING, asdict, dataclass, field, fields
@@ -162,6 +164,34 @@ class Button:
 
 
 @dataclass(frozen=True)
+class OutgoingFile:
+    """A file a reply carries (a booked meeting's ``.ics``): its name, content type, bytes.
+
+    In a run's state (plain JSON) it is ``to_json``'s dict, the bytes as base64.
+    """
+
+    name: str
+    mime: str
+    data: bytes
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "mime": self.mime,
+                "data": base64.b64encode(self.data).decode("ascii")}
+
+    @classmethod
+    def from_json(cls, data: Any) -> OutgoingFile | None:
+        """Rebuild one written by ``to_json``; None for anything else (no file)."""
+        if not isinstance(data, dict) or not all(
+                isinstance(data.get(key), str) for key in ("name", "mime", "data")):
+            return None
+        try:
+            raw = base64.b64decode(data["data"], validate=True)
+        except ValueError:
+            return None
+        return cls(data["name"], data["mime"], raw)
+
+
+@dataclass(frozen=True)
 class Reply:
     """What the gateway made of one message (``frontdesk chat --json`` prints these fields)."""
 
@@ -171,6 +201,7 @@ class Reply:
     model_calls: dict[str, int] = field(default_factory=lambda: {"small": 0, "big": 0})
     cost_usd: float = 0.0
     buttons: list[Button] = field(default_factory=list)
+    file: OutgoingFile | None = None  # sent with the reply (caption or a part of its own)
 
 
 @dataclass(frozen=True)
@@ -186,6 +217,7 @@ class Adapter(Protocol):
     """What the gateway needs from a chat platform."""
 
     platform: str
+    caption_limit: int  # characters of text a file may carry (longer: a part of its own)
 
     def split(self, text: str) -> list[str]:
         """Cut a reply into parts the platform accepts (numbered, code blocks balanced)."""
@@ -199,6 +231,13 @@ class Adapter(Protocol):
         ``key`` names the outbox part for good: a platform that can deduplicate a send by a
         client id (Discord's nonce) uses it, so a part re-sent after a crash shows once.
         """
+        ...
+
+    async def send_file(self, chat_id: str, file: OutgoingFile, caption: str = "",
+                        buttons: list[Button] | None = None, *, key: str | None = None) -> str:
+        """Send one file as a document, with ``caption`` (a part's text, formatted as for
+        ``send``, at most ``caption_limit`` characters; may be empty) and the buttons; the
+        message id. Raises as ``send`` does; ``key`` as for ``send``."""
         ...
 
     async def owner_chat(self) -> str | None:

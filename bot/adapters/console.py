@@ -4,7 +4,9 @@
 owner; replies print as they leave the outbox, followed by a dim line with the route and what
 the answer cost. An approval shows its options numbered: type the number or the word.
 ``/attach PATH [caption]`` sends a local file the way a chat platform sends one (its kind from
-its MIME type); it exists only here, where the person typing owns the machine.
+its MIME type); it exists only here, where the person typing owns the machine. A file a reply
+carries (a booked meeting's ``.ics``) is saved under ``FRONTDESK_HOME/sent_files/`` (the
+folder given as ``files_dir``) and named on a line of its own, after its caption.
 On a terminal, lines are read with the stdlib's ``readline`` (editing, and a history kept in
 ``FRONTDESK_HOME/console_history``) on a daemon thread of its own, so Ctrl-C leaves at once
 (a pool thread blocked in ``input`` would hold the exit until Enter) and the terminal's modes
@@ -25,7 +27,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bot.adapters.base import Attachment, Button, IncomingMessage, LiveRefused, Reply, kind_of
+from bot.adapters.base import (
+    Attachment,
+    Button,
+    IncomingMessage,
+    LiveRefused,
+    OutgoingFile,
+    Reply,
+    kind_of,
+)
 from bot.chat.gateway import Gateway
 from bot.media.attachments import FileTooLarge
 
@@ -53,11 +63,15 @@ class ConsoleAdapter:
 
     platform = "console"
     live_limit = 100_000  # the whole answer so far: the preview line keeps its tail itself
+    caption_limit = 100_000  # a terminal prints any caption
 
-    def __init__(self, out: TextIO | None = None, *, echo: bool = True) -> None:
+    def __init__(self, out: TextIO | None = None, *, echo: bool = True,
+                 files_dir: Path | None = None) -> None:
         self.out = out or sys.stdout
         self.echo = echo
+        self.files_dir = files_dir  # where a reply's files are saved (None: not saved)
         self.sent: list[tuple[str, str]] = []  # (chat, text), for `frontdesk chat` and tests
+        self.files: list[tuple[str, OutgoingFile, Path | None]] = []  # (chat, file, saved at)
         self.previews: list[str] = []  # what the dim preview line showed, in order
         self._ids = itertools.count(1)
         self._preview_shown = False
@@ -76,6 +90,20 @@ class ConsoleAdapter:
             prefix = "" if chat_id == OWNER_CHAT else f"[to {chat_id}] "
             print(f"{prefix}{shown}", file=self.out, flush=True)
         return str(next(self._ids))
+
+    async def send_file(self, chat_id: str, file: OutgoingFile, caption: str = "",
+                        buttons: list[Button] | None = None, *, key: str | None = None) -> str:
+        """Print the caption and a line naming the file; save it under ``files_dir``."""
+        saved = None
+        if self.files_dir is not None:
+            self.files_dir.mkdir(parents=True, exist_ok=True)
+            # the name is ours (e.g. meeting-2026-03-03.ics), but never a path of its own
+            saved = self.files_dir / f"{next(self._ids)}-{Path(file.name).name or 'file'}"
+            saved.write_bytes(file.data)
+        self.files.append((chat_id, file, saved))
+        where = f"saved as {saved}" if saved else "not saved"
+        line = f"📎 {Path(file.name).name} ({file.mime}, {len(file.data)} bytes; {where})"
+        return await self.send(chat_id, f"{caption}\n{line}" if caption else line, buttons)
 
     async def owner_chat(self) -> str:
         """The owner is whoever sits at this terminal."""
@@ -231,7 +259,7 @@ async def run_console(gateway: Gateway, stdin: TextIO | None = None,
 
 async def chat_loop(gateway: Gateway, source: TextIO, sink: TextIO, *,
                     interactive: bool) -> None:
-    adapter = ConsoleAdapter(sink)
+    adapter = ConsoleAdapter(sink, files_dir=gateway.settings.home / "sent_files")
     await gateway.attach(adapter)
     print("Frontdesk console — you are the owner. Type a message, /help, /attach PATH, "
           "or exit.", file=sink, flush=True)

@@ -5,8 +5,10 @@ outcome a press owes its chat (queued again at start when a crash came between),
 expiry, and the reply any run's state gives (its question with one opaque token per option,
 its answer, or the failure), with the run's costs and its JSONL trace written on the way.
 It shares the gateway's chat locks (``bot.chat.locks``), so a press and a message of one chat
-are handled one at a time. A press on pairing's Allow hands back the stranger's waiting
-message (``Decided.admitted``) for the gateway to answer.
+are handled one at a time. A guest may also type their answer to their own offer
+(``answer_typed``: "the second one"), which the gateway asks before the chat's workflow. A
+press on pairing's Allow hands back the stranger's waiting message (``Decided.admitted``) for
+the gateway to answer.
 
 A press found already taken is either the platform replaying the very press a crash
 interrupted (Telegram hands the same callback query back after a restart) or a genuinely
@@ -22,7 +24,8 @@ from typing import Any
 
 from bot.access.allowlist import Access
 from bot.access.pairing import Strangers, is_pairing
-from bot.adapters.base import Accepted, Button, PressResult, Reply
+from bot.adapters.base import Accepted, Button, OutgoingFile, PressResult, Reply
+from bot.chat.answers import match_choice
 from bot.chat.approval_relay import ASKED, ask_owner
 from bot.chat.locks import ChatLocks
 from bot.delivery.ledger import ButtonTarget, Ledger
@@ -105,6 +108,27 @@ class Decisions:
             and (run.workflow, wait.node) in self.rules.guest_nodes \
             and run.meta.get("user") == f"{platform}:{user_id}"
 
+    async def answer_typed(self, platform: str, chat_id: str, user_id: str, message_id: str,
+                           text: str) -> Reply | None:
+        """A guest's typed answer to a wait of their own run in this chat that the workflow
+        lets its guest answer ("the second one" for the meeting's times, ``match_choice``):
+        the run goes on as after their press, and its outcome is the message's reply (owed
+        under ``message_id`` should a crash come between). None: nothing of theirs waits
+        here, or the text names no single option (it is then an ordinary message)."""
+        mine = self.ledger.runs_of_chat(platform, chat_id)
+        wait = next((w for w in self.store.waits("open") if w.run_id in mine
+                     and (w.workflow, w.node) in self.rules.guest_nodes
+                     and w.meta.get("user") == f"{platform}:{user_id}"), None)
+        answer = match_choice(wait.options, text) if wait is not None else None
+        if wait is None or answer is None:
+            return None
+        with in_chat(platform, chat_id):
+            state = await self.runs.resume(wait.run_id, answer, f"{platform}:{user_id}",
+                                           key=wait.key, reply_key=message_id)
+        if state.already_answered:
+            return Reply(STALE["answered"], "command", run_id=wait.run_id)
+        return await self.outcome(state, default_route="command")
+
     def reply_from(self, state: RunResult, default_route: str) -> Reply:
         """What a run's state says to its chat (its question and buttons, its answer, or the
         failure), with its costs."""
@@ -120,7 +144,7 @@ class Decisions:
         if state.status == "failed":
             return Reply(FAILURE, "failed", **common)
         text = str(state.get("reply") or "").strip() or "(no answer)"
-        return Reply(text, route, **common)
+        return Reply(text, route, file=OutgoingFile.from_json(state.get("reply_file")), **common)
 
     def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
         """One opaque token per option of a wait."""
@@ -179,7 +203,7 @@ class Decisions:
                 if state.already_answered:  # another press won the race
                     return PressResult(STALE["answered"], False)
             reply = await self.outcome(state, default_route="command")
-            await self.outbox.deliver(*where, outcome, reply.text, reply.buttons)
+            await self.outbox.deliver(*where, outcome, reply.text, reply.buttons, reply.file)
         return PressResult(f"{target.label} ✓", True, edit_text=f"Decision: {target.label}")
 
     async def queue_owed_outcomes(self, since: float) -> int:
@@ -192,7 +216,7 @@ class Decisions:
             if "chat_id" not in wait.meta or self.ledger.parts(*where, key):
                 continue
             reply = await self.outcome(self.runs.load(wait.run_id), default_route="command")
-            await self.outbox.deliver(*where, key, reply.text, reply.buttons)
+            await self.outbox.deliver(*where, key, reply.text, reply.buttons, reply.file)
             owed += 1
         return owed
 
@@ -206,6 +230,7 @@ class Decisions:
             reply = await self.outcome(state, default_route="command")
             nth = len(self.store.waits("expired", run.id))  # one notice per expired wait
             await self.outbox.deliver(str(run.meta["platform"]), str(run.meta["chat_id"]),
-                                      f"expired:{run.id}:{nth}", reply.text, reply.buttons)
+                                      f"expired:{run.id}:{nth}", reply.text, reply.buttons,
+                                      reply.file)
         return len(results)
 

@@ -26,7 +26,7 @@ async def send_one(settings: Settings, text: str, user: str | None,
     app = assemble(settings)
     gateway = app.gateway
     await gateway.start()
-    adapter = ConsoleAdapter(echo=False)
+    adapter = ConsoleAdapter(echo=False, files_dir=settings.home / "sent_files")
     await gateway.attach(adapter, recover=False)
     message = console_message(text, user, files)
     try:

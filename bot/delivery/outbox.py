@@ -11,6 +11,14 @@ A part the platform refuses for good (``Undeliverable``) is marked failed and th
 on; a moved chat (``ChatMoved``) is followed and remembered; a chat that cannot be reached
 now keeps its parts, in order, for the next flush, while the other chats go on.
 
+A reply may carry one file (``OutgoingFile``: a booked meeting's ``.ics``), kept with its
+part (``bot.delivery.files``): it rides on the reply's last part, that part's text its caption,
+when that text fits the platform's caption (``caption_limit``, counted in UTF-16 code units,
+as Telegram counts, which is never fewer than characters); else it follows the text as a part
+of its own with no caption. The reply's buttons, if any, go with the file then (they are
+always on the last part). Either way it is sent once, in order, through the adapter's
+``send_file``, and marked sent or failed like any part.
+
 A reply shown live (``bot.delivery.live``) left partial messages in the chat, recorded in
 ``live_messages``: part *n* is then delivered as the edit of live message *n*, marked sent
 with that message's id, and live messages past the last part are deleted, so the final text
@@ -32,20 +40,32 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
-from bot.adapters.base import Adapter, Button, ChatMoved, LiveAdapter, LiveRefused, Undeliverable
+from bot.adapters.base import (
+    Adapter,
+    Button,
+    ChatMoved,
+    LiveAdapter,
+    LiveRefused,
+    OutgoingFile,
+    Undeliverable,
+)
+from bot.delivery.files import OutboxFiles
 from bot.delivery.ledger import MAX_MOVES, Ledger, OutboxPart
 from bot.delivery.live import settled
 from bot.delivery.shown import LiveMessages
 
 log = logging.getLogger(__name__)
+CAPTION_LIMIT = 1024  # without a running adapter: the smallest caption (Telegram's)
 
 
 class Outbox:
     """The ledger's outbox, the adapters that send it, and one send lock per chat."""
 
-    def __init__(self, ledger: Ledger, shown: LiveMessages | None = None) -> None:
+    def __init__(self, ledger: Ledger, shown: LiveMessages | None = None,
+                 files: OutboxFiles | None = None) -> None:
         self.ledger = ledger
         self.shown = shown  # the partial messages of live replies, edited into the final
+        self.files = files  # the files replies carry (None: replies are text only)
         self.adapters: dict[str, Adapter] = {}  # platform -> its running adapter
         self.send_locks: dict[tuple[str, str], asyncio.Lock] = {}
 
@@ -63,7 +83,8 @@ class Outbox:
         return await adapter.owner_chat() if adapter is not None else None
 
     async def deliver(self, platform: str, chat_id: str, key: str, text: str,
-                      buttons: Iterable[Button] | None = None) -> None:
+                      buttons: Iterable[Button] | None = None,
+                      file: OutgoingFile | None = None) -> None:
         """Write the reply's parts (once per ``key``), then send those not yet sent.
 
         Without a running adapter the parts wait in the ledger, unsplit, for ``flush``.
@@ -72,9 +93,23 @@ class Outbox:
         text = settled(text)
         texts = [settled(part) for part in adapter.split(text)] if adapter else [text]
         marks = [{"label": b.label, "token": b.token} for b in buttons or []]
+        if file is not None:
+            texts = self._place(platform, chat_id, key, texts, file, adapter)
         self.ledger.enqueue(platform, chat_id, key, texts, marks or None)
         if adapter is not None:
             await self.flush(platform, chat_id)
+
+    def _place(self, platform: str, chat_id: str, key: str, texts: list[str],
+               file: OutgoingFile, adapter: Adapter | None) -> list[str]:
+        """Keep the file (before the parts) on the last part, or on a part of its own after
+        the text; the texts, with that empty part added when the file has one."""
+        if self.files is None:
+            raise ValueError("this outbox sends text only: it was built without its files")
+        limit = adapter.caption_limit if adapter is not None else CAPTION_LIMIT
+        fits = len(texts[-1].encode("utf-16-le")) // 2 <= limit
+        number = self.files.place(platform, chat_id, key, len(texts) + (0 if fits else 1),
+                                  file)
+        return texts + [""] * (number - len(texts))
 
     async def flush(self, platform: str, chat_id: str | None = None) -> None:
         """Send every unsent part of a platform (or one chat), in order, each at most once.
@@ -107,11 +142,18 @@ class Outbox:
         """Send one part where its chat is now; mark it sent, or failed for good."""
         buttons = [Button(b["label"], b["token"]) for b in part.buttons or []] or None
         target = self.ledger.chat_now(part.platform, part.chat_id)
-        if await self._edit_live(adapter, part, target, buttons):
+        file = self.files.of_part(part.platform, part.chat_id, part.reply_key, part.part_no) \
+            if self.files is not None else None
+        if file is None and await self._edit_live(adapter, part, target, buttons):
             return
         for _ in range(MAX_MOVES):
             try:
-                message_id = await adapter.send(target, part.text, buttons, key=f"fd{part.id}")
+                if file is not None:  # its caption is the part's text
+                    message_id = await adapter.send_file(target, file, part.text, buttons,
+                                                         key=f"fd{part.id}")
+                else:
+                    message_id = await adapter.send(target, part.text, buttons,
+                                                    key=f"fd{part.id}")
             except ChatMoved as moved:
                 log.info("%s chat %s moved to %s; following it", part.platform, target,
                          moved.chat_id)

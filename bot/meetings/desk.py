@@ -7,7 +7,9 @@ derived from the request, so it is looked up (``exists``) before anything else; 
 then checked against the calendar as it is now (``busy_now``) and created with
 ``If-None-Match`` (``create``). A calendar that cannot be reached is tried again with backoff
 (the owner told once that it is pending), up to a bound, then the request ends visibly.
-Without a writable calendar the owner gets the event's ``.ics`` to add by hand.
+Without a writable calendar the owner gets the event's ``.ics`` file to add by hand. Booked,
+the guest's answer carries the event's ``.ics`` too (``file`` in ``book``'s outcome, as
+``OutgoingFile.to_json``: plain JSON for the run's state).
 """
 
 from __future__ import annotations
@@ -18,18 +20,25 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any
+from typing import Any, Protocol
 
+from bot.adapters.base import OutgoingFile
 from bot.calendar.writer import Busy, BusyTime, CalendarUnavailable, CalendarWriter
 from bot.config.text import one_line, shown
-from bot.meetings.event import event_ics, uid_for
+from bot.meetings.event import event_file, event_ics, uid_for
 from bot.meetings.slots import MeetingRules, Slot, free_slots, why_not
 from bot.meetings.store import Meeting, MeetingStore
 
 log = logging.getLogger(__name__)
 RETRY_DELAYS = (5.0, 15.0, 45.0, 120.0)  # seconds between tries of an unreachable calendar
 NEARBY = timedelta(hours=1)
-TellOwner = Callable[[str, str, str], Awaitable[None]]  # (origin platform, outbox key, text)
+
+
+class TellOwner(Protocol):
+    """A notice to the owner, once per outbox key, on the platform the request came from."""
+
+    async def __call__(self, origin: str, key: str, text: str,
+                      file: OutgoingFile | None = None) -> None: ...
 
 
 def zone_name(zone: tzinfo) -> str:
@@ -177,7 +186,7 @@ class MeetingDesk:
         return "Your meeting request has expired, so the time is free again. Ask again any time."
 
     # -- Book: exactly one event -----------------------------------------------------------
-    async def book(self, meeting_id: str) -> dict[str, str]:
+    async def book(self, meeting_id: str) -> dict[str, Any]:
         meeting = self._meeting(meeting_id)
         slot, uid = meeting.slot, uid_for(meeting_id)
         if slot is None:
@@ -192,9 +201,10 @@ class MeetingDesk:
             self.store.set_status(meeting_id, "booked", uid=uid)
             await self.tell_owner(meeting.platform, f"meeting-ics:{meeting_id}",
                                   f"Approved: {self._when(meeting)}. No CalDAV calendar is "
-                                  "set, so please add this event to your calendar by hand "
-                                  f"(save it as meeting.ics):\n\n```\n{ics.decode()}```")
-            return self._booked(self._meeting(meeting_id), uid)
+                                  "set, so please add the attached event to your calendar "
+                                  "(open the file, or import it).",
+                                  event_file(meeting, ics, self.rules.zone))
+            return self._booked(self._meeting(meeting_id), uid, ics)
         delays = list(self.retry_delays)
         for attempt in range(len(delays) + 1):
             try:
@@ -219,7 +229,7 @@ class MeetingDesk:
                 "reply": "Sorry, I couldn't put the meeting in the owner's calendar (it could "
                          "not be reached), so it is not booked. Please ask again with /meet."}
 
-    async def _write(self, meeting: Meeting, uid: str, ics: bytes) -> dict[str, str]:
+    async def _write(self, meeting: Meeting, uid: str, ics: bytes) -> dict[str, Any]:
         """One try: look the UID up, re-check the slot as the calendar is now, create."""
         assert self.writer is not None and meeting.slot is not None
         if not await self.writer.exists(uid):
@@ -234,7 +244,7 @@ class MeetingDesk:
                               f"Booked: {self._when(booked)} with "
                               f"{shown(one_line(booked.guest_name, 64), 'markdown')} "
                               f"(UID {uid}).")
-        return self._booked(booked, uid)
+        return self._booked(booked, uid, ics)
 
     def _rule_broken(self, meeting: Meeting, busy: list[Busy]) -> str | None:
         """At Book: the rules again, the notice counted from the hold, not from now."""
@@ -245,7 +255,7 @@ class MeetingDesk:
         return why_not(self.rules, meeting.slot, busy, self.store.taken(meeting.id),
                        min(self.now(), held_at))
 
-    async def _conflict(self, meeting: Meeting, why: str) -> dict[str, str]:
+    async def _conflict(self, meeting: Meeting, why: str) -> dict[str, Any]:
         self.store.set_status(meeting.id, "conflict", note=why, only_from=("held",))
         await self.tell_owner(meeting.platform, f"meeting-conflict:{meeting.id}",
                               f"Not booked: {self._when(meeting)} — {why}. Nothing was "
@@ -253,9 +263,13 @@ class MeetingDesk:
         return {"outcome": "conflict",
                 "reply": f"Sorry, {why} by the time it was confirmed. Here are other times."}
 
-    def _booked(self, meeting: Meeting, uid: str) -> dict[str, str]:
+    def _booked(self, meeting: Meeting, uid: str, ics: bytes | None = None) -> dict[str, Any]:
+        """The guest's answer, with the event's ``.ics`` (the same bytes the calendar got;
+        a replay after the record builds them again, with the same UID and times)."""
+        ics = ics or event_ics(meeting, uid, self.summary, self.clock())
         return {"outcome": "booked", "uid": uid,
-                "reply": f"Booked: {self._when(meeting)}. See you then!"}
+                "reply": f"Booked: {self._when(meeting)}. See you then!",
+                "file": event_file(meeting, ics, self.rules.zone).to_json()}
 
     # -- helpers ----------------------------------------------------------------------------
     def _meeting(self, meeting_id: str) -> Meeting:

@@ -3,14 +3,16 @@
 Written with ``icalendar``. The UID is a pure function of the request's id, so every try and
 every crash replay of Book names the same event, and the calendar's ``If-None-Match: *`` (and
 the ``exists`` look-up before it) keeps it to one. Times are written in UTC, which every
-calendar reads without a VTIMEZONE.
+calendar reads without a VTIMEZONE. ``event_file`` is the same bytes as the file a chat
+message carries (``meeting-2026-03-03.ics``, ``text/calendar``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
+from bot.adapters.base import OutgoingFile
 from bot.config.text import one_line
 from bot.meetings.store import Meeting
 
@@ -44,3 +46,10 @@ def event_ics(meeting: Meeting, uid: str, summary: str, now: float) -> bytes:
     event.add("transp", "OPAQUE")
     calendar.add_component(event)
     return bytes(calendar.to_ical())
+
+
+def event_file(meeting: Meeting, ics: bytes, zone: tzinfo) -> OutgoingFile:
+    """The event as a chat file, named by its day in the owner's zone."""
+    assert meeting.start is not None
+    return OutgoingFile(f"meeting-{meeting.start.astimezone(zone):%Y-%m-%d}.ics",
+                        "text/calendar", ics)

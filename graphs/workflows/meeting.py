@@ -68,8 +68,9 @@ class MeetingDesk(Protocol):
         """The owner's question: who, when, the topic quoted, conflicts nearby."""
         ...
 
-    async def book(self, meeting_id: str) -> dict[str, str]:
-        """Book the held slot once: ``{"outcome": "booked"|"conflict"|"gave_up", "reply"}``."""
+    async def book(self, meeting_id: str) -> dict[str, Any]:
+        """Book the held slot once: ``{"outcome": "booked"|"conflict"|"gave_up", "reply"}``,
+        booked with ``"file"``: the event's ``.ics`` for the guest (plain JSON)."""
         ...
 
     def close(self, meeting_id: str, status: str) -> str:
@@ -175,7 +176,8 @@ def book(deps: MeetingDeps) -> Step:
             rounds = int(state.get("requests") or 1) + 1
             return {"meeting_id": f"{run_id()}-{rounds}", "requests": rounds,
                     "note": outcome["reply"], "reply": outcome["reply"], "next_step": "offer"}
-        return {"reply": outcome["reply"], "outcome": outcome["outcome"], "next_step": "done"}
+        return {"reply": outcome["reply"], "reply_file": outcome.get("file"),
+                "outcome": outcome["outcome"], "next_step": "done"}
 
     return node
 

@@ -3,12 +3,16 @@
 Every request is logged in ``fake.calls``; JSON answers carry ``Content-Type:
 application/json`` exactly (discord.py compares the header verbatim). Scripted rate limits
 answer 429 the way Discord does (``retry_after`` body, ``X-RateLimit-*`` and ``Via`` headers:
-without ``Via`` discord.py takes a 429 for a Cloudflare ban and gives up).
+without ``Via`` discord.py takes a 429 for a Cloudflare ban and gives up). A message with a
+file comes as discord.py posts it: multipart, the JSON in ``payload_json`` and the file in
+``files[0]``; the file becomes the message's attachment (its bytes in ``fake.files``, served
+like any attachment, its content type inferred from the name as Discord does).
 """
 
 from __future__ import annotations
 
 import json
+import mimetypes
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -38,6 +42,7 @@ class Call:
     body: Any
     status: int = 0
     at: float = field(default_factory=time.monotonic)
+    files: list[tuple[str, bytes]] = field(default_factory=list)  # a multipart's (name, bytes)
 
 
 def json_response(status: int, payload: Any) -> web.Response:
@@ -77,11 +82,19 @@ class RestRoutes:
         ]
 
     async def handle(self, request: web.Request) -> web.Response:
-        raw = await request.read()
         body: Any = None
-        if raw and request.content_type == "application/json":
-            body = json.loads(raw)
-        call = Call(request.method, "/" + request.match_info["tail"], dict(request.query), body)
+        files: list[tuple[str, bytes]] = []
+        if request.content_type == "multipart/form-data":  # a message with files
+            form = await request.post()
+            body = json.loads(str(form.get("payload_json") or "{}"))
+            files = [(value.filename, value.file.read()) for name, value in form.items()
+                     if isinstance(value, web.FileField) and name.startswith("files[")]
+        else:
+            raw = await request.read()
+            if raw and request.content_type == "application/json":
+                body = json.loads(raw)
+        call = Call(request.method, "/" + request.match_info["tail"], dict(request.query), body,
+                    files=files)
         response = await self._answer(request, call)
         call.status = response.status
         with self.fake._lock:
@@ -172,7 +185,7 @@ class RestRoutes:
         if channel is None:
             return json_response(404, p.error(10003, "Unknown Channel"))
         body = call.body or {}
-        invalid = _invalid_message(body)
+        invalid = _invalid_message(body, bool(call.files))
         if invalid:
             return json_response(400, p.error(50035 if "2000" in invalid else 50006, invalid))
         fake = self.fake
@@ -189,6 +202,8 @@ class RestRoutes:
                                 else None,
                                 author_member=fake.member_of(fake.bot_user),
                                 reply_to=replied, components=body.get("components"))
+            message["attachments"] = [fake.attachment(data, name, mimetypes.guess_type(name)[0])
+                                      for name, data in call.files]
             fake.history_by_channel[channel_id].append(message)
             fake.sent.setdefault(channel_id, []).append(message)
             if nonce is not None:
@@ -362,11 +377,12 @@ class RestRoutes:
         return json_response(200, self.fake.commands.get(guild_id, []))
 
 
-def _invalid_message(body: JSON) -> str | None:
+def _invalid_message(body: JSON, has_files: bool = False) -> str | None:
     """Discord's own checks on a message body: over-long or empty is a 400."""
     content = body.get("content") or ""
     if len(content) > MAX_CONTENT:
         return "Invalid Form Body: content: Must be 2000 or fewer in length."
-    if not content and not body.get("components") and not body.get("embeds"):
+    if not content and not body.get("components") and not body.get("embeds") \
+            and not has_files:
         return "Cannot send an empty message"
     return None

@@ -6,6 +6,9 @@ Telegram sends it: a ``file_id`` and the declared ``file_size``. ``getFile`` ans
 file's ``file_path`` (Telegram's own 400 "file is too big" past 20 MB), and the bytes are
 served at ``/file/bot<token>/<file_path>``, which is what python-telegram-bot builds from its
 ``base_file_url`` (``server.base_file_url``). ``downloads`` counts the downloads per file id.
+``sendDocument`` takes the bot's multipart upload (the ``document`` field: its file name,
+content type and bytes, kept as the message's ``document``) with a caption of at most 1,024
+characters after HTML parsing, as Telegram does.
 """
 
 from __future__ import annotations
@@ -13,14 +16,25 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.telegram_html import ApiError
+from tests.fakes.telegram_html import ApiError, parse_html, utf16_len
 
 JSON = dict[str, Any]
 BOT_API_DOWNLOAD_LIMIT = 20 * 1024 * 1024
+CAPTION_LIMIT = 1024
+
+
+@dataclass(frozen=True)
+class UploadedFile:
+    """A file the bot uploaded in a multipart request, as the server received it."""
+
+    file_name: str
+    content_type: str
+    data: bytes
 
 
 class TelegramFiles:
@@ -114,6 +128,43 @@ class TelegramFiles:
             return self._queue({"message": message})  # type: ignore[attr-defined,no-any-return]
 
     # -- the Bot API ------------------------------------------------------------------------
+    async def _api_senddocument(self, params: JSON) -> JSON:
+        from tests.fakes.telegram_server import SentMessage, _check_markup
+
+        upload = params.get("document")
+        if not isinstance(upload, UploadedFile):  # a file_id or URL: not what the bot sends
+            raise ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        caption, raw = self._caption(params)
+        with self._lock:
+            chat = self._chat(params)  # type: ignore[attr-defined]
+            markup = _check_markup(params.get("reply_markup"))
+            stored = self.store_file(upload.data, "documents", "")
+            document = {**stored, "file_name": upload.file_name, "mime_type": upload.content_type}
+            message: JSON = {"message_id": self._next_message_id(chat["id"]),  # type: ignore[attr-defined]
+                             "from": self.bot_user, "chat": chat,  # type: ignore[attr-defined]
+                             "date": int(time.time()), "document": document}
+            if caption:
+                message["caption"] = caption
+            if markup is not None and "inline_keyboard" in markup:
+                message["reply_markup"] = markup
+            self._messages[(chat["id"], message["message_id"])] = message
+            self.sent.setdefault(chat["id"], []).append(SentMessage(  # type: ignore[attr-defined]
+                chat["id"], message["message_id"], caption, raw, params.get("parse_mode"), [],
+                message.get("reply_markup"), history=[caption], document=upload))
+        return message
+
+    @staticmethod
+    def _caption(params: JSON) -> tuple[str, str]:
+        """The caption as shown, and as sent; Telegram's 400s for a bad or long one."""
+        raw = str(params.get("caption") or "")
+        mode = str(params.get("parse_mode") or "").lower()
+        if mode and mode != "html":
+            raise ApiError(400, f"Bad Request: unsupported parse_mode {params['parse_mode']}")
+        shown = parse_html(raw)[0] if mode else raw
+        if utf16_len(shown) > CAPTION_LIMIT:
+            raise ApiError(400, "Bad Request: message caption is too long")
+        return shown, raw
+
     async def _api_getfile(self, params: JSON) -> JSON:
         with self._lock:
             found = self.files.get(str(params.get("file_id")))

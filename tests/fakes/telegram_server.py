@@ -23,7 +23,8 @@ Live replies: ``sendMessageDraft`` is kept in ``.drafts`` (private chats only, a
 ``refuse_drafts()`` makes it answer 400 everywhere), ``editMessageText`` changes the message
 in place (``SentMessage.history`` keeps every text it showed, in order) and refuses an edit
 that changes nothing, ``deleteMessage`` moves a message to ``.deleted``, ``sendChatAction``
-is kept in ``.chat_actions``; ``fail_next`` answers any of them with a 429.
+is kept in ``.chat_actions``; ``fail_next`` answers any of them with a 429. ``sendDocument``
+takes a multipart upload (``telegram_files``): the message's ``document`` keeps its bytes.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.serving import LoopbackServer
-from tests.fakes.telegram_files import TelegramFiles
+from tests.fakes.telegram_files import TelegramFiles, UploadedFile
 from tests.fakes.telegram_html import ApiError, parse_html, utf16_len
 
 JSON = dict[str, Any]
@@ -66,6 +67,7 @@ class SentMessage:
     reply_markup: JSON | None
     edits: int = 0
     history: list[str] = field(default_factory=list)  # every text it showed, oldest first
+    document: UploadedFile | None = None  # a sendDocument's file (``text`` is its caption)
 
 
 @dataclass(frozen=True)
@@ -518,8 +520,12 @@ async def _read_params(request: web.Request) -> JSON:
     raw: dict[str, Any] = dict(request.query)
     if request.content_type == "application/json":
         raw.update(await request.json())
-    elif request.can_read_body:
-        raw.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+    elif request.can_read_body:  # a form; a multipart one may carry files (sendDocument)
+        for key, value in (await request.post()).items():
+            if isinstance(value, web.FileField):
+                raw[key] = UploadedFile(value.filename, value.content_type, value.file.read())
+            elif isinstance(value, str):
+                raw[key] = value
     params: JSON = {}
     for key, value in raw.items():
         if isinstance(value, str) and key in _JSON_PARAMS:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from bot.adapters.base import Button, IncomingMessage, Reply
+from bot.adapters.base import Button, IncomingMessage, OutgoingFile, Reply
 from bot.app import App, assemble
 from bot.calendar.ics import Calendar
 from bot.chat.gateway import Gateway
@@ -39,9 +39,11 @@ class RecordingAdapter:
     """A Telegram-like adapter that keeps what it sends, in order."""
 
     platform = "telegram"
+    caption_limit = 1024
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, str]] = []
+        self.files: list[tuple[str, OutgoingFile]] = []  # (chat, file), in order
         self.changed = asyncio.Event()
 
     def split(self, text: str) -> list[str]:
@@ -54,6 +56,12 @@ class RecordingAdapter:
         self.sent.append((chat_id, text))
         self.changed.set()
         return str(len(self.sent))
+
+    async def send_file(self, chat_id: str, file: OutgoingFile, caption: str = "",
+                        buttons: list[Button] | None = None, *, key: str | None = None) -> str:
+        """Record one file; its caption as a part's text."""
+        self.files.append((chat_id, file))
+        return await self.send(chat_id, caption, buttons, key=key)
 
     async def owner_chat(self) -> str:
         """The owner's DM."""

@@ -37,11 +37,11 @@ async def main(folder: Path, mode: str, token: str) -> None:
         deliver = gateway.outbox.deliver
 
         async def crash_before_outcome(platform: str, chat_id: str, key: str, text: str,
-                                       buttons: Any = None) -> None:
+                                       buttons: Any = None, file: Any = None) -> None:
             if key.startswith("outcome:"):
                 say_ready(folder)
                 threading.Event().wait()  # the SIGKILL finds the process here
-            await deliver(platform, chat_id, key, text, buttons)
+            await deliver(platform, chat_id, key, text, buttons, file)
 
         gateway.outbox.deliver = crash_before_outcome  # type: ignore[method-assign]
     await gateway.start()

@@ -3,7 +3,8 @@ calendar, killed at one exact point of Book.
 
 Usage: ``python crash_worker.py DB FOLDER MODE [TOKEN]``. The guest asks with /meet on the
 (recording) Telegram adapter. Every part sent, in every process, is appended to
-``FOLDER/sent.log`` (chat and first line), so the test counts across the crash. Modes:
+``FOLDER/sent.log`` (chat and first line; a file as ``chat|file|name``), so the test counts
+across the crash. Modes:
 
 - ``ask``: /meet, press the first slot, print the owner's Approve token;
 - ``before`` / ``during`` / ``after`` TOKEN: press Approve and hang (for the SIGKILL) just
@@ -23,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.adapters.base import Button, IncomingMessage
+from bot.adapters.base import Button, IncomingMessage, OutgoingFile
 from bot.app import assemble
 from bot.models import Models
 from tests.crashing import log_ran, say_ready
@@ -66,6 +67,11 @@ class LoggingAdapter(ButtonAdapter):
         log_ran(self.folder, f"{chat_id}|{text.splitlines()[0].replace(' ', '_')}")
         return await super().send(chat_id, text, buttons, key=key)
 
+    async def send_file(self, chat_id: str, file: OutgoingFile, caption: str = "",
+                        buttons: list[Button] | None = None, *, key: str | None = None) -> str:
+        log_ran(self.folder, f"{chat_id}|file|{file.name}")
+        return await super().send_file(chat_id, file, caption, buttons, key=key)
+
 
 async def main(folder: Path, mode: str, token: str) -> None:
     calendar = CrashingCalendar(folder, mode)
@@ -78,10 +84,10 @@ async def main(folder: Path, mode: str, token: str) -> None:
         deliver = gateway.outbox.deliver
 
         async def crash_before_outcome(platform: str, chat_id: str, key: str, text: str,
-                                       buttons: Any = None) -> None:
+                                       buttons: Any = None, file: Any = None) -> None:
             if key.startswith("outcome:"):
                 hang(folder)
-            await deliver(platform, chat_id, key, text, buttons)
+            await deliver(platform, chat_id, key, text, buttons, file)
 
         gateway.outbox.deliver = crash_before_outcome  # type: ignore[method-assign]
     await gateway.start()

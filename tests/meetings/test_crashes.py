@@ -1,6 +1,7 @@
 """Book survives a SIGKILL at each exact point: before the event is written, while it is (the
 calendar wrote it, the answer never came back), and after it, before the guest is told.
-After the restart there is exactly one event and the guest was told "Booked" exactly once."""
+After the restart there is exactly one event and the guest was told "Booked" exactly once, with
+the event's .ics file exactly once."""
 
 from __future__ import annotations
 
@@ -25,4 +26,6 @@ def test_a_crash_at_book_leaves_one_event_and_one_booked_message(tmp_path: Path,
     assert after["meetings"][0]["uid"] == after["events"][0]["uid"]
     told = [line for line in ran(tmp_path) if line.startswith(f"{GUEST}|Booked:")]
     assert sum(ran(tmp_path)[line] for line in told) == 1
+    files = [line for line in ran(tmp_path) if line.startswith(f"{GUEST}|file|meeting-")]
+    assert len(files) == 1 and ran(tmp_path)[files[0]] == 1, ran(tmp_path)
     assert ran(tmp_path)["created"] == 1  # the calendar made the event once, in all

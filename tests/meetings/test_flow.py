@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+
+import icalendar
 
 from bot.calendar.writer import Busy, CalendarUnavailable
 from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, SECOND_GUEST, DeskFactory
@@ -26,6 +28,9 @@ async def test_a_guest_books_through_meet_and_the_owners_approve(make_desk: Desk
     assert desk.calendar is not None and len(desk.calendar.ours()) == 1
     booked = [t for t in desk.to(GUEST) if t.startswith("Booked:")]
     assert len(booked) == 1
+    [(chat, ics)] = desk.adapter.files  # the guest's Booked carries the event; CalDAV: no more
+    assert chat == GUEST and ics.mime == "text/calendar"
+    assert str(only_event(ics.data)["UID"]) == desk.calendar.ours()[0]["uid"]
     assert any(t.startswith("Booked:") for t in desk.owner_texts())
     rows = [m.to_json() for m in desk.app.meetings.listing()]
     assert [r["status"] for r in rows] == ["booked"]
@@ -192,11 +197,19 @@ async def test_without_caldav_the_owner_gets_the_event_to_add_by_hand(
     await desk.press(offer.buttons[0], GUEST)
     approve = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Approve")
     await desk.press(approve, OWNER)
-    by_hand = [t for t in desk.owner_texts() if "add this event to your calendar" in t]
-    assert len(by_hand) == 1 and "BEGIN:VEVENT" in by_hand[0]
-    assert "SUMMARY:Meeting with Bob *bold*: budget" in by_hand[0]
-    assert desk.to(GUEST)[-1].startswith("Booked:")
-    assert desk.app.meetings.listing()[0].status == "booked"
+    by_hand = [t for t in desk.owner_texts() if "add the attached event to your calendar" in t]
+    assert len(by_hand) == 1 and "BEGIN:" not in by_hand[0]  # the event is a file, not text
+    booked = desk.app.meetings.listing()[0]
+    assert booked.status == "booked" and booked.start is not None and booked.uid
+    name = f"meeting-{booked.start.astimezone(UTC):%Y-%m-%d}.ics"
+    files = {chat: file for chat, file in desk.adapter.files}
+    assert set(files) == {OWNER_CHAT, GUEST}  # the owner's to add, the guest's with Booked
+    for file in files.values():
+        assert file.name == name and file.mime == "text/calendar"
+        event = only_event(file.data)
+        assert str(event["UID"]) == booked.uid
+        assert str(event["SUMMARY"]) == "Meeting with Bob *bold*: budget"
+    assert desk.to(GUEST)[-1].startswith("Booked:")  # the file's caption
 
 
 async def test_a_calendar_never_read_offers_no_times_and_fails_nothing(
@@ -213,3 +226,10 @@ class NeverRead:
 
     def busy(self, start: datetime, end: datetime) -> list[Busy]:
         raise CalendarUnavailable("never read")
+
+
+def only_event(ics: bytes) -> icalendar.Event:
+    """The one VEVENT of an .ics file, parsed by icalendar."""
+    events = icalendar.Calendar.from_ical(ics).walk("VEVENT")
+    assert len(events) == 1
+    return events[0]

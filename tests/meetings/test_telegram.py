@@ -1,12 +1,14 @@
 """A meeting on Telegram, end to end: `frontdesk run` as a subprocess against the fake Bot API,
 with no writable calendar (the .ics path): the guest's /meet, their press on a time, the
-owner's Approve, the guest's "Booked", the owner's event to add by hand."""
+owner's Approve, the guest's "Booked" with the event's .ics attached, the owner's .ics file to
+add by hand (both uploaded by the real python-telegram-bot as multipart sendDocument)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
+import icalendar
 import pytest
 
 from tests.fakes.telegram_server import FakeTelegramServer
@@ -51,5 +53,15 @@ def test_a_guest_books_a_meeting_on_telegram(telegram: FakeTelegramServer,
                                     if m.text.startswith("Booked:")), None))
     assert labels[0].split()[-1] in booked.text  # the start time the guest picked
     by_hand = bot.wait(lambda: next((m for m in telegram.messages_to(OWNER)
-                                     if "BEGIN:VEVENT" in m.text), None))
-    assert "Meeting with" in by_hand.text
+                                     if m.document is not None), None))
+    assert "add the attached event" in by_hand.text  # the file's caption
+    for message in (booked, by_hand):  # the guest's Booked carries the same event
+        assert message.document is not None
+        assert message.document.file_name.startswith("meeting-")
+        assert message.document.file_name.endswith(".ics")
+        assert message.document.content_type == "text/calendar"
+        [event] = icalendar.Calendar.from_ical(message.document.data).walk("VEVENT")
+        assert str(event["UID"]).startswith("frontdesk-meeting-")
+        assert str(event["SUMMARY"]) == "Meeting with User 43: the budget"
+    assert booked.document is not None and by_hand.document is not None
+    assert booked.document.data == by_hand.document.data  # one event, one UID

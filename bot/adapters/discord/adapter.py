@@ -36,6 +36,7 @@ from bot.adapters.base import (
     Button,
     IncomingMessage,
     LiveRefused,
+    OutgoingFile,
     PressResult,
     Undeliverable,
 )
@@ -79,6 +80,7 @@ class DiscordAdapter(discord.Client):
 
     platform = PLATFORM
     live_limit = LIVE_LIMIT
+    caption_limit = 2000  # a message's text, with or without a file
 
     def __init__(self, gateway: Gateway, ledger: Ledger, settings: Settings,
                  tuning: DiscordTuning | None = None) -> None:
@@ -131,15 +133,20 @@ class DiscordAdapter(discord.Client):
         The outbox part's ``key`` becomes an enforced nonce, so Discord itself answers a
         repeat (a retry, or a re-send after a crash) with the message it already made.
         """
+        return await self.send_file(chat_id, None, text, buttons, key=key)
+
+    async def send_file(self, chat_id: str, file: OutgoingFile | None, caption: str = "",
+                        buttons: list[Button] | None = None, *, key: str | None = None) -> str:
+        """Post a part whose file is the message's attachment (None: text only), as ``send``."""
         channel = await self._messageable(chat_id)
         self.stop_typing(chat_id)  # a reply is going out: no more "typing…" here
-        view = approval_view(buttons) if buttons else None
+        extra: dict[str, Any] = {"view": approval_view(buttons)} if buttons else {}
         nonce: str | int = key[:25] if key else secrets.randbits(64)  # randbits: as discord.py
 
         async def post() -> discord.Message:
-            if view is None:
-                return await channel.send(text, nonce=nonce)
-            return await channel.send(text, view=view, nonce=nonce)
+            if file is not None:  # a fresh File each try: a try reads it to the end
+                extra["file"] = discord_files.upload(file)
+            return await channel.send(caption or None, nonce=nonce, **extra)
 
         try:
             message = await self._with_retries(post)

@@ -6,17 +6,20 @@ platform reference). Fetching streams the attachment URL and stops at the byte l
 whatever size the attachment declared. The URL is all it needs, so after a restart the
 inbox's record is enough. The kind comes from the content type (a Discord voice
 message is an ``audio/ogg`` attachment with the voice-message flag); stickers and polls are
-parts naming their kind, so the sender is told what the bot can take.
+parts naming their kind, so the sender is told what the bot can take. ``upload`` turns a
+file a reply carries into the ``discord.File`` one send posts (discord.py uploads it as the
+multipart ``files[0]``; Discord infers the content type from the name).
 """
 
 from __future__ import annotations
 
+import io
 import mimetypes
 
 import discord
 import httpx
 
-from bot.adapters.base import Attachment, kind_of
+from bot.adapters.base import Attachment, OutgoingFile, kind_of
 from bot.media.download import download_capped
 
 UNDECLARED_CAP = 25 * 1024 * 1024  # above what Discord takes without a subscription
@@ -53,3 +56,8 @@ async def fetch(state: object, attachment: Attachment, max_bytes: int | None = N
         if refused.response.status_code < 500:
             raise
         raise ConnectionError(f"HTTP {refused.response.status_code}") from None
+
+
+def upload(file: OutgoingFile) -> discord.File:
+    """A fresh ``discord.File`` of the bytes (one per try: discord.py reads it as it posts)."""
+    return discord.File(io.BytesIO(file.data), filename=file.name)

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, Message
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -40,6 +40,7 @@ from bot.adapters.base import (
     ChatMoved,
     Flooded,
     LiveRefused,
+    OutgoingFile,
     PressResult,
     Undeliverable,
 )
@@ -56,6 +57,7 @@ TYPING_AFTER_S = 0.3  # a quick answer needs no "typing…" (Telegram's own advi
 TYPING_EVERY_S = 4.5  # Telegram shows "typing…" for 5 s after each chat action
 NETWORK_RETRIES = 6  # then the part stays in the outbox for the next flush
 LIVE_LIMIT = 4000  # characters of a partial text (Telegram's 4,096, less room for the mark)
+CAPTION_LIMIT = 1024  # a document's caption, after entity parsing (the HTML is never shorter)
 
 
 def retry_after_seconds(error: RetryAfter) -> float:
@@ -86,6 +88,7 @@ class TelegramAdapter:
     platform = PLATFORM
 
     live_limit = LIVE_LIMIT
+    caption_limit = CAPTION_LIMIT
 
     def __init__(self, bot: Bot, gateway: Gateway, owner_id: str | None) -> None:
         self.bot = bot
@@ -108,6 +111,28 @@ class TelegramAdapter:
         message id is returned the moment Telegram answers, with nothing in between.
         """
         markup = buttons_markup(buttons)
+        return await self._post(chat_id, text, lambda target, body, mode: self.bot.send_message(
+            target, body, parse_mode=mode, reply_markup=markup))
+
+    async def send_file(self, chat_id: str, file: OutgoingFile, caption: str = "",
+                        buttons: list[Button] | None = None, *, key: str | None = None) -> str:
+        """Send a file as a document (``sendDocument``, a multipart upload) with its HTML
+        caption, as ``send`` sends a part; the content type is the file's own."""
+        markup = buttons_markup(buttons)
+
+        def upload(target: int, body: str, mode: str | None) -> Awaitable[Message]:
+            document = InputFile(file.data, filename=file.name)
+            document.mimetype = file.mime  # PTB guesses from the name; ours is known
+            return self.bot.send_document(target, document, caption=body or None,
+                                          parse_mode=mode if body else None,
+                                          reply_markup=markup)
+
+        return await self._post(chat_id, caption, upload)
+
+    async def _post(self, chat_id: str, text: str,
+                    request: Callable[[int, str, str | None], Awaitable[Message]]) -> str:
+        """One message (``request(chat, text, parse_mode)``), HTML first, plain text if
+        Telegram refuses the entities; refusals and moves as the outbox expects them."""
         try:
             target = int(chat_id)
         except ValueError:
@@ -115,14 +140,14 @@ class TelegramAdapter:
         self.stop_typing(chat_id)  # a reply is going out: the chat stops seeing "typing…"
         try:
             try:
-                message: Message = await self.call(chat_id, lambda: self.bot.send_message(
-                    target, text, parse_mode=ParseMode.HTML, reply_markup=markup))
+                message: Message = await self.call(
+                    chat_id, lambda: request(target, text, ParseMode.HTML))
             except BadRequest as refused:
                 if not _refused_entities(refused):
                     raise
                 log.info("Telegram refused the formatting (%s); sending plain text", refused)
-                message = await self.call(chat_id, lambda: self.bot.send_message(
-                    target, html_to_plain(text), reply_markup=markup))
+                message = await self.call(
+                    chat_id, lambda: request(target, html_to_plain(text), None))
         except ChatMigrated as moved:  # the group is a supergroup now, under a new id
             raise ChatMoved(str(moved.new_chat_id)) from moved
         except (BadRequest, Forbidden) as refused:  # the same request would be refused again
