@@ -117,12 +117,9 @@ class Gateway:
 
     async def attach(self, adapter: Adapter, *, recover: bool = True,
                      background: bool = False) -> None:
-        """Start serving a platform: send what the outbox still owes, answer what's open.
-
-        The backlog is answered per chat, the chats at once (``bot.chat.backlog``).
-        ``background``: return once every chat's backlog holds its lock (an adapter then
-        polls at once), else once the backlog is answered.
-        """
+        """Start serving a platform: send what the outbox still owes, answer what's open
+        (``bot.chat.backlog``: per chat, the chats at once; ``background``: return once each
+        chat's backlog holds its lock, so an adapter polls at once)."""
         self.outbox.register(adapter)
         await self.outbox.flush(adapter.platform)
         if not recover:
@@ -205,7 +202,7 @@ class Gateway:
         except Exception as exc:
             reply = self._failed(msg, exc, deadline.expired())
         await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
-                                  reply.buttons)
+                                  reply.buttons, file=reply.file)
         status = "failed" if reply.route == "failed" else "answered"
         self.ledger.finish_all(msg.platform, msg.chat_id, ids, status, reply.route)
         self._discard(msg)
@@ -259,6 +256,10 @@ class Gateway:
         command = parse(msg.text)
         if command is not None:
             return await self._command(msg, command, is_owner)
+        typed = None if is_owner else await self.decisions.answer_typed(
+            msg.platform, msg.chat_id, msg.user_id, msg.message_id, msg.text)
+        if typed is not None:  # a guest's typed pick of their own offer ("the second one")
+            return typed
         open_waits = self.store.waits("open") if is_owner else []  # read once for both
         waiting = self._open_wait(msg, open_waits) if is_owner else None
         answer = match_option(waiting, msg.text) if waiting is not None else None

@@ -56,3 +56,15 @@ async def test_a_guest_types_none_of_these_and_gets_the_next_times(
                                                           "none of these")
     assert reply is not None and [b.label for b in reply.buttons][-1] == "None of these"
     assert reply.buttons[0].label not in [b.label for b in offer.buttons]
+
+
+async def test_a_typed_pick_in_the_chat_reaches_the_offer_through_the_gateway(
+        make_desk: DeskFactory) -> None:
+    desk = await make_desk()
+    offer = await desk.send("/meet budget")
+    reply = await desk.send("3")
+    assert reply.text.startswith("Held for you:")
+    [meeting] = desk.app.meetings.listing()
+    assert meeting.slot is not None and label(meeting.slot, UTC) == offer.buttons[2].label
+    other = await desk.send("3", user=SECOND_GUEST)  # not theirs: an ordinary message
+    assert not other.text.startswith("Held for you:")
