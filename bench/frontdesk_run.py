@@ -26,8 +26,10 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tests.fakes.telegram_server import FakeTelegramServer
+if TYPE_CHECKING:  # only named: run alone (``make bench`` runs every file) it does nothing
+    from tests.fakes.telegram_server import FakeTelegramServer
 
 FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 
