@@ -3,6 +3,7 @@
 Usage:
     .venv/bin/python bench/triage_tax.py              # 20 messages of each kind per mode
     .venv/bin/python bench/triage_tax.py --rounds 10
+    .venv/bin/python bench/triage_tax.py --keep-alive  # connections kept, as in a busy chat
 
 Two `frontdesk run` processes (``bench/frontdesk_run.py``: merging off, so the measure is the
 path's), one in graph mode and one with FRONTDESK_GRAPH_WORKFLOWS=0, each poll their own
@@ -43,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -188,12 +189,14 @@ def read_calls(home: Path) -> dict[str, Calls]:
 Times = dict[str, dict[str, list[float]]]  # mode -> kind -> seconds, one per round
 
 
-def measure(rounds: int, keep: Path | None) -> tuple[Times, dict[str, dict[str, Calls]]]:
+def measure(rounds: int, keep: Path | None,
+            keep_alive: bool) -> tuple[Times, dict[str, dict[str, Calls]]]:
     """Both bots, ``rounds`` messages of each kind each; their latencies and their traces."""
     times: Times = {"graph": defaultdict(list), "loop": defaultdict(list)}
     with (FakeOpenAIServer() as model_api, FakeTelegramServer() as graph_api,
           FakeTelegramServer() as loop_api, tempfile.TemporaryDirectory() as tmp):
-        model_api.responder = provider
+        model_api.responder = provider if not keep_alive else (
+            lambda request: replace(provider(request), headers={}))
         where = keep or Path(tmp)
         homes = {"graph": where / "graph", "loop": where / "loop"}
         apis = {"graph": graph_api, "loop": loop_api}
@@ -235,11 +238,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20, help="messages of each kind per mode")
     parser.add_argument("--keep", type=Path, help="keep both bots' homes here (their runs can "
                         "then be read with `frontdesk runs` or the dashboard)")
+    parser.add_argument("--keep-alive", action="store_true", help="let the model calls reuse "
+                        "their connections (favours the loop: see above)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    times, calls = measure(args.rounds, args.keep)
+    times, calls = measure(args.rounds, args.keep, args.keep_alive)
     print(f"machine load (1-minute average) {load_before:.2f} before, "
-          f"{os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores")
+          f"{os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores; model calls "
+          f"{'reuse their connections' if args.keep_alive else 'on a connection each'}")
     report(times, calls, args.rounds)
     return 0
 

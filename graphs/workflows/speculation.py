@@ -193,24 +193,24 @@ class Speculations:
         self._by_run: dict[str, _Speculation] = {}
         # a run whose turn is expected: set once its request has left (or none will), with
         # when the expectation was made
-        self._launched: dict[str, tuple[asyncio.Event, float]] = {}
+        self._expected: dict[str, tuple[asyncio.Event, float]] = {}
 
     def expect(self, run_id: str) -> None:
         """Run ``run_id``'s turn is about to start: ``let_go_first`` waits for its request."""
         self._drop_stale()
-        self._launched.setdefault(run_id, (asyncio.Event(), time.monotonic()))
+        self._expected.setdefault(run_id, (asyncio.Event(), time.monotonic()))
 
     async def let_go_first(self, run_id: str) -> None:
         """When run ``run_id``'s turn is expected, wait (at most ``LAUNCH_WAIT_S``) until its
         request has left, so that nothing competes with it for the event loop before."""
-        expected = self._launched.get(run_id)
+        expected = self._expected.get(run_id)
         if expected is not None and not expected[0].is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(expected[0].wait(), LAUNCH_WAIT_S)
 
     def sent(self, run_id: str) -> None:
         """Run ``run_id``'s turn has sent its request, or will not: nothing need wait."""
-        if (expected := self._launched.get(run_id)) is not None:
+        if (expected := self._expected.get(run_id)) is not None:
             expected[0].set()
 
     def start(self, run_id: str, loop: AgentLoop, model: Any, messages: list[dict[str, Any]],
@@ -243,7 +243,7 @@ class Speculations:
     def routed(self, run_id: str | None) -> None:
         """The route is known: nothing waits for the turn to be sent any more."""
         if run_id:
-            self._launched.pop(run_id, None)
+            self._expected.pop(run_id, None)
 
     async def cancel(self, run_id: str | None, why: str) -> bool:
         """Cancel run ``run_id``'s turn (the route is not ``full_agent``); True if there was one."""
@@ -260,7 +260,7 @@ class Speculations:
         return Adopting(model, self._by_run.pop(run_id, None) if run_id else None)
 
     def __len__(self) -> int:
-        return len(self._by_run) + len(self._launched)
+        return len(self._by_run) + len(self._expected)
 
     def _drop_stale(self) -> None:
         """Forget turns whose run ended without taking or cancelling them (it failed)."""
@@ -269,9 +269,9 @@ class Speculations:
             if now - speculation.started > STALE_AFTER_S:
                 speculation.task.cancel()
                 del self._by_run[run_id]
-        for run_id, (_, made) in list(self._launched.items()):
+        for run_id, (_, made) in list(self._expected.items()):
             if now - made > STALE_AFTER_S:
-                del self._launched[run_id]
+                del self._expected[run_id]
 
 
 def _quiet(task: asyncio.Task[None]) -> None:
