@@ -4,12 +4,18 @@
 ``AgentLoop``; typing them here, by small protocols, is how ``graphs/`` never imports
 ``bot/``. Messages are plain mappings (``{"role": "user", "content": ...}``).
 ``parse_json_object`` is the one reader of "the JSON object in a model's reply".
+
+``request_sent`` is how a model says its request has left (its bytes are written): work that
+should not compete with that request for the event loop (triage's classify call, while the
+agent's speculative first turn is on its way) waits for it (``when_sent`` in that request's
+context). A model that cannot tell simply never says it; whoever waits has a time limit.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from graphs.graph import Observer
@@ -38,6 +44,27 @@ class AgentLoop(Protocol):
                  max_iterations: int = 8, observer: Observer | None = None,
                  purpose: str = "agent",
                  on_text: TextSink | None = None) -> Awaitable[HasText]: ...
+
+
+_on_sent: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "on_request_sent", default=None)
+
+
+def when_sent(callback: Callable[[], None] | None) -> None:
+    """In the current context, call ``callback`` once a model request made here has left."""
+    _on_sent.set(callback)
+
+
+def awaits_sent() -> bool:
+    """Whether anyone in the current context waits for the next request to leave."""
+    return _on_sent.get() is not None
+
+
+def request_sent() -> None:
+    """A model's request has left (called by the model): tell whoever waits for it."""
+    callback = _on_sent.get()
+    if callback is not None:
+        callback()
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:

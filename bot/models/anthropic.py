@@ -2,7 +2,8 @@
 
 The SDK is imported on first use (it takes about a second), and its client is built with
 ``max_retries=0`` and the ``timeout`` given (``FRONTDESK_MODEL_TIMEOUT``): retries belong to
-``bot.models.retry`` alone.
+``bot.models.retry`` alone. Its HTTP client's hook says when a request has left
+(``sent_hooks``: a speculative turn's classify call waits for that).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bot.models.base import (
     ToolCall,
     ToolSpec,
     Usage,
+    sent_hooks,
 )
 from bot.models.retry import (
     ProviderFailure,
@@ -53,7 +55,8 @@ class AnthropicClient:
 
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._api_key or "", base_url=self._base_url, timeout=self.timeout,
-                max_retries=0)
+                max_retries=0,
+                http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=sent_hooks()))
         return self._client
 
     async def request(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,

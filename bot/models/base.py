@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from graphs.graph import Observer as Observer  # the one observer type, for the models too
 from graphs.live import TextSink as TextSink  # where a streamed answer's text goes
+from graphs.protocols import awaits_sent, request_sent
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -200,6 +201,24 @@ def emit(observer: Observer | None, event: dict[str, Any]) -> None:
         return
     with contextlib.suppress(Exception):  # tracing is best-effort by design
         observer(event)
+
+
+async def _watch_sending(request: Any) -> None:
+    """An HTTP client's request hook: a request someone waits to see leave (a speculative
+    turn's, ``graphs.protocols.request_sent``) is traced, so its written body is noticed."""
+    if awaits_sent():
+        request.extensions["trace"] = _on_trace
+
+
+async def _on_trace(name: str, info: dict[str, Any]) -> None:
+    if name.endswith("send_request_body.complete"):
+        request_sent()
+
+
+def sent_hooks() -> dict[str, list[Any]]:
+    """The SDK's HTTP client's event hooks that say when a request has left (the provider
+    SDKs take an ``httpx`` client of their own make: ``DefaultAsyncHttpxClient``)."""
+    return {"request": [_watch_sending]}
 
 
 class TextFeed:

@@ -3,7 +3,8 @@
 It also serves any OpenAI-compatible server (Ollama, vLLM, llama.cpp) through ``base_url``, so
 it uses only what those servers share: plain chat messages, function tools, ``max_tokens``.
 The SDK is imported on first use and built with ``max_retries=0`` (see ``bot.models.retry``)
-and the ``timeout`` given (``FRONTDESK_MODEL_TIMEOUT``).
+and the ``timeout`` given (``FRONTDESK_MODEL_TIMEOUT``), on an HTTP client whose hook says when
+a request has left (``sent_hooks``: a speculative turn's classify call waits for that).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from bot.models.base import (
     ToolCall,
     ToolSpec,
     Usage,
+    sent_hooks,
 )
 from bot.models.retry import broken_off, failure_from_sdk, malformed, transport_errors
 
@@ -49,7 +51,8 @@ class OpenAIClient:
 
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key, base_url=self._base_url, timeout=self.timeout,
-                max_retries=0)
+                max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(event_hooks=sent_hooks()))
         return self._client
 
     async def request(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,

@@ -6,6 +6,9 @@ the big model only starts once the route is known. So as soon as the calendar is
 turn, on its own (``Speculations.start``), with exactly the messages ``full_agent`` will send.
 Only that turn: the loop runs on a ``_FirstTurn`` model, which asks once and then stops the loop
 before it can run any tool, so nothing with a side effect happens before the route is known.
+Until that turn's request has left (its model says so, ``graphs.protocols.request_sent``, at
+most ``LAUNCH_WAIT_S``), classify and the calendar's node end wait (``let_go_first``): on one
+event loop, the work of two requests at once would delay the one the answer waits for.
 
 - Route ``full_agent``: its loop runs on an ``Adopting`` model, whose first call is answered by
   the speculative turn when it asks exactly what that turn asked (same messages, tools,
@@ -17,7 +20,8 @@ before it can run any tool, so nothing with a side effect happens before the rou
 
 A streaming model shows its answer as it is written: the speculative turn's text is kept by a
 ``_Relay`` and shown only once ``full_agent`` adopts the turn (what came so far at once, the
-rest as it comes), so a cancelled turn never shows anything.
+rest as it comes), so a cancelled turn never shows anything; text that comes with the turn's
+end is not shown live, as the reply follows at once.
 
 Nothing of a speculation is recorded in the run: an adopted turn becomes ``full_agent``'s own
 first step when ``full_agent`` takes it (the loop records it there), and after a crash the run
@@ -27,7 +31,9 @@ goes on without one. Its events are tagged ``speculative`` and ``node: full_agen
 Usage::
 
     speculations = Speculations()
-    speculations.start(run_id, loop, big, messages, tools, caller)   # in check_calendar
+    speculations.expect(run_id)                                      # in check_calendar
+    speculations.start(run_id, loop, big, messages, tools, caller)   # ... once it has them
+    await speculations.let_go_first(run_id)                          # in classify_intent
     await speculations.cancel(run_id, "route quick_reply")           # in gather
     model = speculations.adopting(run_id, big)                       # in full_agent
 """
@@ -44,12 +50,13 @@ from typing import Any
 from graphs.events import EventKind, early_observer
 from graphs.graph import Observer
 from graphs.live import live_text
-from graphs.protocols import AgentLoop
+from graphs.protocols import AgentLoop, when_sent
 
 FOR_NODE = "full_agent"
 STALE_AFTER_S = 600.0  # a speculation nobody took (its run failed): dropped after this
-# How long classify lets the speculative turn go first: its request is the longer one, so it
-# should leave first; past this (a slow calendar) classify asks anyway.
+# How long classify waits for the speculative turn's request to leave: nothing else then
+# competes with it for the event loop; past this (a slow calendar, a slow connection) classify
+# asks anyway.
 LAUNCH_WAIT_S = 0.05
 
 
@@ -59,23 +66,39 @@ class _FirstTurnTaken(Exception):
 
 class _Relay:
     """The speculative turn's text so far, passed on to the chat only once adopted (in the
-    adopting node's context, so what the sink traces is filed under ``full_agent``)."""
+    adopting node's context, so what the sink traces is filed under ``full_agent``).
+
+    Text is passed on at the next turn of the event loop, the latest only, and not once the
+    turn has ended: the answer then goes out as the reply at once, and a draft of it would
+    only hold that delivery up (a live write in flight is let finish first). Taking text
+    back (``""``) is always passed on."""
 
     def __init__(self) -> None:
         self.text: str | None = None
         self.sink: Callable[[str], None] | None = None
         self.context: contextvars.Context | None = None
+        self.ended = False  # the turn has its whole answer
+        self._due = False  # a pass-on is scheduled
 
     def __call__(self, so_far: str) -> None:
         self.text = so_far
-        if self.sink is not None and self.context is not None:
-            self.context.run(self.sink, so_far)
+        if self.sink is not None and not self._due:
+            self._due = True
+            asyncio.get_running_loop().call_soon(self._pass_on)
+
+    def _pass_on(self) -> None:
+        self._due = False
+        if self.sink is None or self.context is None or self.text is None:
+            return
+        if self.text and self.ended:
+            return  # the whole answer: the reply itself follows
+        self.context.run(self.sink, self.text)
 
     def attach(self, sink: Callable[[str], None]) -> None:
         """Show the text from now on, starting with what came before the adoption."""
         self.sink, self.context = sink, contextvars.copy_context()
         if self.text is not None:
-            sink(self.text)
+            self(self.text)
 
 
 class _FirstTurn:
@@ -96,8 +119,12 @@ class _FirstTurn:
         options.pop("on_text", None)  # its text goes to the relay, shown once adopted
         self.request = request_of(messages, options)
         streamed = {"on_text": self.relay} if self.relay is not None else {}
-        self.reply = await self.model.complete(messages, **options, observer=self.observer,
-                                               **streamed)
+        try:
+            self.reply = await self.model.complete(messages, **options,
+                                                   observer=self.observer, **streamed)
+        finally:
+            if self.relay is not None:
+                self.relay.ended = True
         raise _FirstTurnTaken
 
 
@@ -164,28 +191,33 @@ class Speculations:
 
     def __init__(self) -> None:
         self._by_run: dict[str, _Speculation] = {}
-        # set once a run's turn was sent (or will not be), with when it was made
-        self._launched: dict[str, tuple[asyncio.Event, float]] = {}
+        # a run whose turn is expected: set once its request has left (or none will), with
+        # when the expectation was made
+        self._expected: dict[str, tuple[asyncio.Event, float]] = {}
+
+    def expect(self, run_id: str) -> None:
+        """Run ``run_id``'s turn is about to start: ``let_go_first`` waits for its request."""
+        self._drop_stale()
+        self._expected.setdefault(run_id, (asyncio.Event(), time.monotonic()))
 
     async def let_go_first(self, run_id: str) -> None:
-        """Wait (at most ``LAUNCH_WAIT_S``) until run ``run_id``'s turn has been sent, so the
-        longer request leaves before the caller's own."""
-        self._drop_stale()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._launch(run_id).wait(), LAUNCH_WAIT_S)
+        """When run ``run_id``'s turn is expected, wait (at most ``LAUNCH_WAIT_S``) until its
+        request has left, so that nothing competes with it for the event loop before."""
+        expected = self._expected.get(run_id)
+        if expected is not None and not expected[0].is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(expected[0].wait(), LAUNCH_WAIT_S)
 
-    def launched(self, run_id: str) -> None:
-        """Run ``run_id``'s turn was started (its task sends before a woken waiter runs), or
-        will not be: ``let_go_first`` need not wait."""
-        self._launch(run_id).set()
-
-    def _launch(self, run_id: str) -> asyncio.Event:
-        return self._launched.setdefault(run_id, (asyncio.Event(), time.monotonic()))[0]
+    def sent(self, run_id: str) -> None:
+        """Run ``run_id``'s turn has sent its request, or will not: nothing need wait."""
+        if (expected := self._expected.get(run_id)) is not None:
+            expected[0].set()
 
     def start(self, run_id: str, loop: AgentLoop, model: Any, messages: list[dict[str, Any]],
               tools: Any, caller: Any) -> None:
         """Start the loop's first turn for run ``run_id``, outside every node's scope (so that
-        no step of a node is read or written), its events tagged for ``full_agent``."""
+        no step of a node is read or written), its events tagged for ``full_agent``. The turn's
+        model says when its request has left (``graphs.protocols.request_sent``)."""
         self._drop_stale()
         # A model that follows the chat's choice (``/model``) says which model it is here, in
         # the run's context: the turn itself runs in a fresh one.
@@ -195,10 +227,15 @@ class Speculations:
                            streams=live_text() is not None)  # read here: the run's context
 
         async def first_turn() -> None:
-            with contextlib.suppress(_FirstTurnTaken):
-                await loop(first, messages, tools, caller)
+            try:
+                with contextlib.suppress(_FirstTurnTaken):
+                    await loop(first, messages, tools, caller)
+            finally:
+                self.sent(run_id)  # over, whether its request left or not
 
-        task = asyncio.get_running_loop().create_task(first_turn(), context=contextvars.Context())
+        context = contextvars.Context()
+        context.run(when_sent, lambda: self.sent(run_id))
+        task = asyncio.get_running_loop().create_task(first_turn(), context=context)
         task.add_done_callback(_quiet)
         self._by_run[run_id] = speculation = _Speculation(task, first)
         speculation.tell("started")
@@ -206,7 +243,7 @@ class Speculations:
     def routed(self, run_id: str | None) -> None:
         """The route is known: nothing waits for the turn to be sent any more."""
         if run_id:
-            self._launched.pop(run_id, None)
+            self._expected.pop(run_id, None)
 
     async def cancel(self, run_id: str | None, why: str) -> bool:
         """Cancel run ``run_id``'s turn (the route is not ``full_agent``); True if there was one."""
@@ -223,7 +260,7 @@ class Speculations:
         return Adopting(model, self._by_run.pop(run_id, None) if run_id else None)
 
     def __len__(self) -> int:
-        return len(self._by_run) + len(self._launched)
+        return len(self._by_run) + len(self._expected)
 
     def _drop_stale(self) -> None:
         """Forget turns whose run ended without taking or cancelling them (it failed)."""
@@ -232,9 +269,9 @@ class Speculations:
             if now - speculation.started > STALE_AFTER_S:
                 speculation.task.cancel()
                 del self._by_run[run_id]
-        for run_id, (_, made) in list(self._launched.items()):
+        for run_id, (_, made) in list(self._expected.items()):
             if now - made > STALE_AFTER_S:
-                del self._launched[run_id]
+                del self._expected[run_id]
 
 
 def _quiet(task: asyncio.Task[None]) -> None:

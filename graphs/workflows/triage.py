@@ -6,10 +6,11 @@ waits for both and picks the route; then exactly one of ``quick_reply`` (small m
 or ``notify_now`` (tell the owner, tell the sender) writes the ``reply``.
 
 No latency tax on a question or a task: once the calendar is read, ``check_calendar`` starts
-the agent's first big-model turn speculatively, while ``classify_intent`` still waits for the
-small model (``graphs.workflows.speculation``); ``full_agent`` adopts that turn, and ``gather``
-cancels it on any other route. A message the offline rules route elsewhere (a greeting, an
-urgent one from someone else) is never speculated on: a greeting never reaches the big model.
+the agent's first big-model turn speculatively, and ``classify_intent`` asks the small model
+once that turn's request has left (``graphs.workflows.speculation``); ``full_agent`` adopts
+that turn, and ``gather`` cancels it on any other route. A message the offline rules route
+elsewhere (a greeting, an urgent one from someone else) is never speculated on: a greeting
+never reaches the big model.
 
 One small call answers a greeting: the classify call asks for ``{"intent", "urgency",
 "reply"}``, and when the intent is social its ``reply`` is kept as ``social_reply``;
@@ -131,17 +132,16 @@ def classify_intent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
 
     A social message's answer comes in the same JSON; it is written as ``social_reply`` only
     when there is one, so ``quick_reply`` knows whether it still has to ask. When the agent's
-    first turn is to be started early, its (longer) request is let go first."""
+    first turn is started early, its request leaves first (``Speculations.let_go_first``):
+    nothing competes with it for the event loop until it is on its way."""
 
     async def node(state: GraphState) -> dict[str, Any]:
         text = request_of(state)
         if not text.strip():  # a file without a caption: the big model looks at it
             return {"intent": "question", "urgency": 0.0, "classified_by": "no caption"}
         run_id = current_run_id()
-        if run_id is not None and "calendar" not in state and deps.speculate:
-            await asyncio.sleep(0)  # a turn check_calendar has just started leaves first
-            if speculating(deps, state):
-                await speculations.let_go_first(run_id)
+        if run_id is not None:  # the agent's speculative first turn, if any, leaves first
+            await speculations.let_go_first(run_id)
         messages = [{"role": "system", "content": deps.prompts["classify"]},
                     {"role": "user", "content": text}]
         try:
@@ -168,19 +168,23 @@ def check_calendar(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
 
     async def node(state: GraphState) -> dict[str, Any]:
         run_id = current_run_id()
-        speculate = run_id is not None and speculating(deps, state)
+        early = run_id if run_id is not None and speculating(deps, state) else None
+        if early is not None:
+            speculations.expect(early)  # before any wait: classify (next to run) sees it
+        started = False
         try:
             calendar = (await asyncio.to_thread(deps.read_calendar, state["sender"])
                         if deps.has_calendar else "")
-            if speculate and run_id is not None:
-                speculations.start(run_id, deps.loop, deps.big,
+            if early is not None:
+                speculations.start(early, deps.loop, deps.big,
                                    agent_messages(deps, state, calendar), deps.tools,
                                    deps.make_caller(state["sender"]))
+                started = True
         finally:
-            if speculate and run_id is not None:
-                speculations.launched(run_id)  # classify may ask now
-        if speculate:
-            await asyncio.sleep(0)  # the turn's request leaves before this node is recorded
+            if early is not None and not started:
+                speculations.sent(early)  # no turn after all: classify need not wait
+        if early is not None and started:  # its request leaves before this node is recorded
+            await speculations.let_go_first(early)
         return {"calendar": calendar}
 
     return node

@@ -38,6 +38,7 @@ from bot.models.base import (
     emit,
     resolve_observer,
 )
+from graphs.protocols import request_sent
 
 _ids = itertools.count(1)
 
@@ -102,6 +103,7 @@ class FakeModel:
         """Record the call and answer with the next scripted reply (streamed to ``on_text``)."""
         self.history.append(FakeCall(as_messages(messages), list(tools) if tools else None,
                                      max_tokens, purpose))
+        request_sent()  # recorded: as far as a fake goes, the request has left
         if self._queue:
             scripted = self._queue.popleft()
         elif self.default_text is not None:

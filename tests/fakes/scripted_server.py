@@ -139,14 +139,20 @@ class ScriptedServer(LoopbackServer):
         if reply.status == 200 and isinstance(reply.body, dict) and \
                 isinstance(payload, dict) and payload.get("stream"):
             self.on_streamed(reply.body)
-            return await self._stream(request, self.sse_events(reply.body, recorded))
+            return await self._stream(request, self.sse_events(reply.body, recorded),
+                                      reply.headers)
         return reply.to_response()
 
-    async def _stream(self, request: web.Request, events: list[SseEvent]) -> web.StreamResponse:
-        """Send ``events`` as ``text/event-stream``, ``chunk_delay_s`` apart."""
+    async def _stream(self, request: web.Request, events: list[SseEvent],
+                      headers: dict[str, str]) -> web.StreamResponse:
+        """Send ``events`` as ``text/event-stream``, ``chunk_delay_s`` apart (with the reply's
+        own ``headers`` too)."""
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                               "Cache-Control": "no-cache"})
-        await response.prepare(request)
+                                               "Cache-Control": "no-cache", **headers})
+        try:
+            await response.prepare(request)
+        except ConnectionResetError:
+            return response  # the client went away before the answer (a cancelled call)
         with self._lock:
             self.first_chunks.append(time.monotonic())
         for number, (name, data) in enumerate(events):

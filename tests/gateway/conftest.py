@@ -27,6 +27,7 @@ from bot.config.settings import Settings
 from bot.models import Models, classify_offline
 from bot.models.base import Message, Observer, TextSink, ToolSpec, as_messages, last_user_text
 from bot.models.base import Reply as ModelReply
+from graphs.protocols import request_sent
 from tests.fakes.model import FakeModel
 
 OWNER, GUEST, STRANGER = "100", "200", "999"
@@ -104,6 +105,7 @@ class PurposeModel(FakeModel):
                        on_text: TextSink | None = None) -> ModelReply:
         text = last_user_text(as_messages(messages))
         if self.gate is not None and self.gate.marker in text:
+            request_sent()  # a gated call has left: only its answer is held back
             self.gate.entered.set()
             await self.gate.release.wait()
         if not self.pending:  # enqueue and pop with no await between: safe with many chats

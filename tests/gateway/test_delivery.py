@@ -13,6 +13,7 @@ from tests.gateway.conftest import (
     Harness,
     HarnessFactory,
     PurposeModel,
+    until,
 )
 
 
@@ -52,7 +53,8 @@ async def test_a_run_in_flight_at_a_crash_is_continued_not_rerun(
     before = await make_harness(big=PurposeModel("big", gate=gate))
     text = "plan the trip to Lisbon CRASH"
     task = asyncio.create_task(before.gateway.handle(before.message(text, message_id="8")))
-    await gate.entered.wait()  # full_agent is inside its model call...
+    await gate.entered.wait()  # full_agent is inside its model call (started early)...
+    await until(lambda: before.small.history)  # ...classify has answered...
     task.cancel()  # ...when the process dies
     with contextlib.suppress(asyncio.CancelledError):
         await task

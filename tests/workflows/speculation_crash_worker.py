@@ -4,8 +4,9 @@ the agent's first turn runs speculatively and classify has not answered.
 Usage: ``python speculation_crash_worker.py DB FOLDER MODE``. The owner asks a question on the
 (recording) Telegram adapter. Modes:
 
-- ``crash``: the small model never answers classify; the big model says it is ready once its
-  speculative turn has started, then hangs (for the SIGKILL);
+- ``crash``: neither model ever answers; the big model's speculative turn is asked first (its
+  request has left, it says, so classify asks next), and the small model says it is ready once
+  classify has asked too (for the SIGKILL);
 - ``restart``: start as after the crash with models that answer; print what was sent, the
   big model's calls in this process and the run's story.
 """
@@ -26,6 +27,7 @@ from bot.app import assemble
 from bot.models import Models
 from bot.models.base import Message
 from bot.models.base import Reply as ModelReply
+from graphs.protocols import request_sent
 from tests.crashing import log_ran, say_ready
 from tests.gateway.conftest import OWNER, PurposeModel, RecordingAdapter, describe, make_settings
 
@@ -33,7 +35,8 @@ QUESTION = "what did Ann say about the budget?"
 
 
 class Hanging(PurposeModel):
-    """Never answers (its ``ready`` call first tells the test it got there)."""
+    """Never answers; says its request has left (its ``ready`` call also tells the test it got
+    there)."""
 
     def __init__(self, role: str, folder: Path, *, ready: bool) -> None:
         super().__init__(role)
@@ -42,6 +45,7 @@ class Hanging(PurposeModel):
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]],
                        **options: Any) -> ModelReply:
         log_ran(self.folder, f"{self.role}:{options.get('purpose')}")
+        request_sent()
         if self.ready:
             say_ready(self.folder)
         await asyncio.Event().wait()
@@ -63,8 +67,8 @@ class Logged(PurposeModel):
 
 async def main(folder: Path, mode: str) -> None:
     if mode == "crash":
-        models = Models(small=Hanging("small", folder, ready=False),
-                        big=Hanging("big", folder, ready=True))
+        models = Models(small=Hanging("small", folder, ready=True),
+                        big=Hanging("big", folder, ready=False))
     else:
         models = Models(small=Logged("small", folder), big=Logged("big", folder))
     services = assemble(make_settings(folder / "home"), models=models)
