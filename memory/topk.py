@@ -102,6 +102,7 @@ class TopK:
         # what could still score, best first: (-bound, length, version, signature or ())
         self.queue: list[tuple[float, int, int, Signature]] = []
         self.version: dict[int, int] = {}  # per length: entries of an older one are stale
+        self.uppers: dict[Signature, float] = {}  # as queued (a length's, until it changes)
         self.exact = True
         self.work = 0  # in the cost units above
 
@@ -137,12 +138,16 @@ class TopK:
 
     def upper(self, sig: Signature) -> float:
         """The most a note of this signature can score."""
-        length = sig[0]
-        room, total = length - sum(tf for tf in sig[1:] if tf > 0), self.lower(sig)
-        for i, tf in enumerate(sig[1:]):
-            if tf == UNKNOWN and room > 0:
-                total += self.weights[i] * self.impact(
-                    min(self.unread[(i, length)][-1], room), length)
+        length, room, total = sig[0], sig[0], self.lower(sig)
+        for tf in sig[1:]:
+            if tf > 0:
+                room -= tf
+        if room > 0:
+            for i, tf in enumerate(sig[1:]):
+                if tf == UNKNOWN:
+                    best = self.unread[(i, length)][-1]
+                    total += self.weights[i] * self.impact(best if best < room else room,
+                                                           length)
         return total
 
     def untracked(self, length: int) -> float:
@@ -180,7 +185,8 @@ class TopK:
             heapq.heappush(self.queue, (-bound, length, version, ()))
         for sig in self.by_length.get(length, ()):
             if UNKNOWN in sig:
-                heapq.heappush(self.queue, (-self.upper(sig), length, version, sig))
+                self.uppers[sig] = bound = self.upper(sig)
+                heapq.heappush(self.queue, (-bound, length, version, sig))
 
     # -- the search ------------------------------------------------------------------------
 
@@ -242,7 +248,7 @@ class TopK:
                 if rest + below < floor:
                     break  # the notes not in these buckets fall out of reach
             needing = sum(len(self.groups[other]) for other in self.by_length[length]
-                          if other[i + 1] == UNKNOWN and self.upper(other) >= floor)
+                          if other[i + 1] == UNKNOWN and self.uppers[other] >= floor)
             if cost / max(needing, 1) < cheapest:
                 cheapest, pick = cost / max(needing, 1), i
         if per_text <= cheapest:
