@@ -135,6 +135,31 @@ def decode(blob: bytes) -> array[int]:
     return packed
 
 
+def bucket(conn: sqlite3.Connection, scope: int, word: str, tf: int, length: int) -> array[int]:
+    """The offsets of the notes of ``scope`` ``length`` tokens long holding ``word`` ``tf``
+    times."""
+    held = array("I")
+    for (blob,) in conn.execute("SELECT ids FROM memory_note_postings WHERE scope = ? AND "
+                                "word = ? AND tf = ? AND length = ?", (scope, word, tf, length)):
+        held.frombytes(blob)
+    if sys.byteorder == "big":
+        held.byteswap()
+    return held
+
+
+def word_counts(conn: sqlite3.Connection, base: int, offsets: list[int],
+                words: list[str]) -> dict[int, list[int]]:
+    """How many times each of ``words`` occurs in each note (by offset from ``base``), from
+    the notes' texts."""
+    counts: dict[int, list[int]] = {}
+    for offset, text in conn.execute(
+            f"SELECT id - ?, text FROM memory_notes WHERE id IN ({','.join('?' * len(offsets))})",
+            (base, *(base + offset for offset in offsets))):
+        found = tokens(text)
+        counts[offset] = [found.count(word) for word in words]
+    return counts
+
+
 def _change(conn: sqlite3.Connection, notes: list[tuple[int, str]], sign: int) -> None:
     """Add (+1) or remove (-1) the postings of ``notes``, with their counts."""
     if not notes:

@@ -60,6 +60,7 @@ DENSE = 0.1
 CACHE_TERMS = 4096
 SHORTLIST = 10  # candidates read and scored exactly, per result wanted
 COMMON = 0.02  # the share of a scope's notes above which a word is common
+MMAP_BYTES = 1 << 30
 
 
 class NoteTooLarge(ValueError):
@@ -83,6 +84,9 @@ class Memory:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._lock = threading.Lock()  # one transaction at a time on this connection
+        # a search reads index pages all over the file: mapped, a page already in the OS's
+        # cache costs no system call (a quarter off the slowest searches at a million notes)
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         migrate(conn, MIGRATIONS)
         # how many rows each (index, scope, phrase) matches: sampling a word costs a query,
         # and the same words come back query after query. Any write empties it (ours are

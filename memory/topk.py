@@ -1,19 +1,30 @@
-"""The exact BM25 top k of one scope's notes, reading the impact index best first.
+"""The exact BM25 top k of one scope's notes, from the impact index, with provable pruning.
 
 Scores are FTS5's ``bm25()`` to the last bit: the same formula, constants and order of
 operations (memory/rank.py), FTS5's own row count, average length and per-note length, and
-each word's count of notes in the whole table (what FTS5's IDF counts). Ties go to the
-newest note, as ``ORDER BY bm25(…), rowid DESC`` does.
+each word's count of notes in the whole table (its IDF). Ties go to the newest note, as
+``ORDER BY bm25(…), rowid DESC`` does.
 
-How it stops early. A word's notes are grouped in buckets (tf, length); one bucket's notes
-all get the same weight from that word. Notes are tracked by *signature*: their length and,
-per query word, the tf read so far (or unknown), so every note of a signature has the same
-known part of its score (the lower bound) and the same most its unknown words could add
-(from the best bucket of that word and length not read yet, and the tokens the note has
-left). Buckets are read best first (weight × word IDF) in growing batches until the k-th
-best lower bound is above anything a note not read yet could score; then the notes that
-could still reach it but miss a word are settled, either by reading that word's remaining
-buckets at their length or by looking them up, whichever reads fewer rows.
+The index keeps a word's notes in buckets (tf, length): a bucket's notes all get the same
+weight from that word, and a note of length L holds a word only in that word's buckets at L.
+The search is MaxScore-style dynamic pruning over the buckets, one note length at a time:
+
+* A bucket is *generated* when its notes become tracked candidates, or *probed* when it is
+  only checked against the candidates tracked (a common word's big bucket can only add to
+  notes a rarer word brought).
+* A tracked note has a *signature*: its length and, per query word, its tf or "unknown".
+  A word is unknown in a note only while some bucket of it at that length is unread, so
+  the note scores at most its known part plus each unknown word's best unread bucket (with
+  no more tf than the tokens left). A note not tracked at L scores at most the sum of each
+  word's best bucket at L not generated.
+* Each step works on what could score highest — generating at a length, or settling a
+  signature by probing a word's next buckets or reading the notes' texts, whichever the
+  cost model finds cheaper — and the search stops when nothing unsettled or untracked can
+  reach the k-th best known score: a proof that the answer is exact.
+
+Past MAX_WORK the best known answer is returned instead and ``exact`` is False (docs/memory.md
+has how often and what it costs). Hand-written: neither FTS5 nor a maintained library keeps
+postings ordered by impact inside SQLite.
 """
 
 from __future__ import annotations
@@ -21,36 +32,31 @@ from __future__ import annotations
 import heapq
 import math
 import sqlite3
-from dataclasses import dataclass, field
+from array import array
 
-from memory.impact import decode
-from memory.rank import K1, B, tokens
+from memory.impact import bucket, word_counts
+from memory.rank import K1, B
 from memory.scopes import STRIDE
 
-FIRST_BATCH = 256  # postings read in the first round; each round reads twice the last
-MAX_WORK = 15_000  # past this, the best known answer (see _best_effort)
-EFFORT = 16  # notes read per result wanted in that answer
-QUERY_COST = 30  # one more query costs about as much as this many postings read
-TEXT_COST = 40  # reading one note's text (a random page) costs about this many postings
-CHUNK = 500  # ids per IN (...) list
 UNKNOWN = -1
+# Costs, in units of one posting read from a bucket and checked against a set (~0.05 µs):
+GENERATE_COST = 2  # a posting that becomes a tracked note (a Python set entry)
+QUERY_COST = 60  # one more SQL query
+TEXT_COST = 130  # reading one note's text (a random page)...
+TOKEN_COST = 2  # ...and tokenizing it, per token
+TEXT_BATCH = 64  # texts read per step, newest first (ties go to the newest)
+# Past this much work (a few ms; the bench's hardest queries, 3 common words at a million
+# notes, need up to ~10x more to prove) the best known answer instead: see docs/memory.md
+MAX_WORK = 36_000
+EFFORT = 8  # notes read per result wanted in that answer
+
+Signature = tuple[int, ...]  # (length, tf of each query word or UNKNOWN)
 
 
 def idf(rows: int, matching: int) -> float:
     """FTS5's IDF, evaluated as FTS5 evaluates it."""
     value = math.log((rows - matching + 0.5) / (matching + 0.5))
     return value if value > 0.0 else 1e-6
-
-
-@dataclass
-class _Word:
-    """One distinct query word: its IDF times how many query phrases are it, and what of its
-    buckets is still unread."""
-
-    word: str
-    weight: float
-    unread: dict[int, list[int]] = field(default_factory=dict)  # length -> tfs, best last
-    left: dict[int, int] = field(default_factory=dict)  # length -> notes in unread buckets
 
 
 class TopK:
@@ -65,331 +71,327 @@ class TopK:
         self.base = scope * STRIDE  # notes are tracked by their offset from it
         self.average = total_tokens / rows if rows else 1.0
         self.phrases = phrases
-        distinct = list(dict.fromkeys(phrases))
+        self.words = list(dict.fromkeys(phrases))
         counts = dict(conn.execute(
             f"SELECT word, notes FROM memory_note_words WHERE word IN "
-            f"({','.join('?' * len(distinct))})", distinct).fetchall())
-        self.idfs = {word: idf(rows, int(counts.get(word, 0))) for word in distinct}
-        self.words = [_Word(word, self.idfs[word] * phrases.count(word)) for word in distinct]
+            f"({','.join('?' * len(self.words))})", self.words).fetchall())
+        self.idfs = {word: idf(rows, int(counts.get(word, 0))) for word in self.words}
+        # for bounds only: a word twice in the query counts twice (exact sums: score())
+        self.weights = [self.idfs[word] * phrases.count(word) for word in self.words]
         self.impacts: dict[tuple[int, int], float] = {}
-        self.counts: dict[tuple[int, int, int], int] = {}  # bucket (word, tf, length) -> notes
-        order: list[tuple[float, int, int, int, int]] = []
+        self.sizes: dict[tuple[int, int, int], int] = {}  # (word, tf, length) -> notes
+        self.unread: dict[tuple[int, int], list[int]] = {}  # (word, length) -> tfs, best last
+        self.ungenerated: dict[tuple[int, int], list[int]] = {}
         for index, word in enumerate(self.words):
             for tf, length, notes in conn.execute(
                     "SELECT tf, length, notes FROM memory_note_buckets WHERE scope = ? "
-                    "AND word = ? ORDER BY length, tf", (scope, word.word)):
-                word.unread.setdefault(length, []).append(tf)
-                word.left[length] = word.left.get(length, 0) + notes
-                self.counts[(index, tf, length)] = notes
-                order.append((word.weight * self.impact(tf, length), index, tf, length, notes))
-        order.sort(reverse=True)
-        self.order = order
-        self.next = 0  # order[:next] has been read (or read out of turn)
-        self.unread_buckets = len(order)
-        self.done: set[tuple[int, int, int]] = set()  # (word, tf, length) read
-        self.signature: dict[int, tuple[int, ...]] = {}  # note id -> (length, tf per word…)
-        self.groups: dict[tuple[int, ...], set[int]] = {}
-        self.seen: set[int] = set()  # the notes of every signature
-        self.by_length: dict[int, list[tuple[int, ...]]] = {}  # length -> signatures
-        self.exact = True  # False once the answer is the best known one (see MAX_WORK)
-        self.work = 0  # postings read, plus TEXT_COST per note read, plus QUERY_COST per query
+                    "AND word = ? ORDER BY length, tf", (scope, word)):
+                self.sizes[(index, tf, length)] = notes
+                self.unread.setdefault((index, length), []).append(tf)
+                self.ungenerated.setdefault((index, length), []).append(tf)
+        self.lengths = sorted({length for _, length in self.unread})
+        # buckets read only to check the notes tracked: length -> (word, tf) -> offsets
+        self.probed: dict[int, dict[tuple[int, int], array[int]]] = {}
+        self.signature: dict[int, Signature] = {}  # tracked note offset -> signature
+        self.groups: dict[Signature, set[int]] = {}
+        self.by_length: dict[int, set[Signature]] = {}
+        self.lowers: dict[Signature, float] = {}
+        self.theta: float | None = None  # the k-th best known score, None: to recount
+        self.last_theta = -math.inf  # the last one counted
+        self.high: set[Signature] = set()  # the signatures that may hold the k-th best
+        # what could still score, best first: (-bound, length, version, signature or ())
+        self.queue: list[tuple[float, int, int, Signature]] = []
+        self.version: dict[int, int] = {}  # per length: entries of an older one are stale
+        self.uppers: dict[Signature, float] = {}  # as queued (a length's, until it changes)
+        self.exact = True
+        self.work = 0  # in the cost units above
 
     def impact(self, tf: int, length: int) -> float:
         """BM25's weight of a word occurring ``tf`` times in a note ``length`` tokens long,
         computed as FTS5 computes it (before the IDF)."""
-        key = (tf, length)
-        value = self.impacts.get(key)
+        value = self.impacts.get((tf, length))
         if value is None:
             value = (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * length / self.average))
-            self.impacts[key] = value
+            self.impacts[(tf, length)] = value
         return value
 
-    def score(self, signature: tuple[int, ...]) -> float:
-        """The exact score of a fully known signature, summed in query order as FTS5 does."""
+    def score(self, signature: Signature) -> float:
+        """The exact score of a signature (unknown words counted as absent), summed in
+        query order as FTS5 does."""
         length, total = signature[0], 0.0
-        tfs = {word.word: signature[i + 1] for i, word in enumerate(self.words)}
+        tfs = dict(zip(self.words, signature[1:], strict=True))
         for phrase in self.phrases:
-            tf = tfs[phrase]
-            if tf > 0:
-                total += self.idfs[phrase] * self.impact(tf, length)
+            if tfs[phrase] > 0:
+                total += self.idfs[phrase] * self.impact(tfs[phrase], length)
         return total
+
+    # -- bounds ---------------------------------------------------------------------------
+
+    def lower(self, sig: Signature) -> float:
+        """The known part of a signature's score."""
+        value = self.lowers.get(sig)
+        if value is None:
+            length = sig[0]
+            value = self.lowers[sig] = sum(self.weights[i] * self.impact(tf, length)
+                                           for i, tf in enumerate(sig[1:]) if tf > 0)
+        return value
+
+    def upper(self, sig: Signature) -> float:
+        """The most a note of this signature can score."""
+        length, room, total = sig[0], sig[0], self.lower(sig)
+        for tf in sig[1:]:
+            if tf > 0:
+                room -= tf
+        if room > 0:
+            for i, tf in enumerate(sig[1:]):
+                if tf == UNKNOWN:
+                    best = self.unread[(i, length)][-1]
+                    total += self.weights[i] * self.impact(best if best < room else room,
+                                                           length)
+        return total
+
+    def untracked(self, length: int) -> float:
+        """The most a note of ``length`` tokens not tracked yet can score."""
+        total = 0.0
+        for i, weight in enumerate(self.weights):
+            tfs = self.ungenerated.get((i, length))
+            if tfs:
+                total += weight * self.impact(tfs[-1], length)
+        return total
+
+    def threshold(self) -> float:
+        """The k-th best known score (minus infinity while fewer than k notes are known)."""
+        if self.theta is None:
+            # it never falls (notes are only added, known parts only grow): only the
+            # signatures at or above the last one (``high``) can be the k-th best now
+            self.theta, seen = -math.inf, 0
+            for lower, sig in sorted(((self.lower(sig), sig) for sig in self.high),
+                                     reverse=True):
+                seen += len(self.groups[sig])
+                if seen >= self.k:
+                    self.theta = lower
+                    break
+            if self.theta > self.last_theta:
+                self.last_theta = self.theta
+                self.high = {sig for sig in self.high if self.lower(sig) >= self.theta}
+        return self.theta
+
+    def _push(self, length: int) -> None:
+        """(Re)queue what could still score at ``length``: its untracked notes and each of
+        its signatures with unknown words, with their bounds as they are now."""
+        self.version[length] = version = self.version.get(length, 0) + 1
+        bound = self.untracked(length)
+        if bound > 0.0:
+            heapq.heappush(self.queue, (-bound, length, version, ()))
+        for sig in self.by_length.get(length, ()):
+            if UNKNOWN in sig:
+                self.uppers[sig] = bound = self.upper(sig)
+                heapq.heappush(self.queue, (-bound, length, version, sig))
+
+    # -- the search ------------------------------------------------------------------------
 
     def run(self) -> list[tuple[float, int]]:
-        """Read until the top k is certain, then rank it."""
-        budget = FIRST_BATCH
+        """Work on whatever could score highest until nothing left can reach the top k."""
+        for length in self.lengths:
+            self._push(length)
         while True:
-            bounds = self._bounds()
             if self.work > MAX_WORK:
                 self.exact = False
-                return self._best_effort(bounds)
-            threshold = self._threshold(bounds)
-            if threshold == -math.inf and self.unread_buckets:
-                self._read_batch(budget)  # first find k notes, the best-looking first
-                budget *= 2
+                return self._best_effort()
+            theta = self.threshold()
+            floor = theta - 1e-9 * max(1.0, abs(theta))  # rounding: bounds sum differently
+            while self.queue and self.queue[0][2] != self.version[self.queue[0][1]]:
+                heapq.heappop(self.queue)  # stale: its length has changed since
+            if not self.queue or -self.queue[0][0] < floor:
+                return self._ranked(floor)
+            _, length, _, sig = self.queue[0]
+            if sig:
+                self._settle(sig, floor)
+            else:
+                self._generate(length)
+            self._push(length)
+
+    def _generate(self, length: int) -> None:
+        """Track the notes of the bucket at ``length`` that lowers the bound of the notes
+        not tracked there the most per posting read."""
+        best, pick = -1.0, -1
+        for i, weight in enumerate(self.weights):
+            tfs = self.ungenerated.get((i, length))
+            if not tfs:
                 continue
-            slack = 1e-12 * max(1.0, abs(threshold))
-            best = self._best_unsettled(bounds, threshold)
-            if best:  # settling the likeliest notes first raises the k-th best known score
-                self._settle(best)
+            below = self.impact(tfs[-2], length) if len(tfs) > 1 else 0.0
+            gain = weight * (self.impact(tfs[-1], length) - below)
+            value = gain / (self.sizes[(i, tfs[-1], length)] * GENERATE_COST + QUERY_COST)
+            if value > best:
+                best, pick = value, i
+        self._load(pick, self.ungenerated[(pick, length)][-1], length, generate=True)
+
+    def _settle(self, sig: Signature, floor: float) -> None:
+        """Learn more of one signature's unknown words: probe a word's best buckets at its
+        length, as many as it takes to bring the signature's bound below ``floor`` (or all of
+        them), or read the notes' texts, whichever costs less per note that needs it."""
+        length = sig[0]
+        per_text = TEXT_COST + TOKEN_COST * length
+        room = length - sum(tf for tf in sig[1:] if tf > 0)
+        bound = self.upper(sig)
+        cheapest, pick = math.inf, -1
+        for i, tf in enumerate(sig[1:]):
+            if tf != UNKNOWN:
                 continue
-            over = self._lengths_over(threshold - slack)
-            if over:
-                self._read_cheapest(over, threshold - slack)
-                continue
-            unsettled = [sig for sig, (lower, extra) in bounds.items()
-                         if extra > 0.0 and lower + extra >= threshold - slack]
-            if not unsettled:
-                return self._ranked(bounds, threshold - slack)
-            self._settle(unsettled)
-
-    def _lengths_over(self, floor: float) -> list[int]:
-        """The note lengths at which a note not read yet could still reach ``floor``."""
-        lengths = {length for word in self.words for length, tfs in word.unread.items() if tfs}
-        return [length for length in lengths if self._unseen_at(length) >= floor]
-
-    def _unseen_at(self, length: int, skip: dict[int, int] | None = None) -> float:
-        """The most a note of ``length`` tokens not read yet can score (with ``skip``: as if
-        that many more of each word's best unread buckets there were read)."""
-        total = 0.0
-        for index, word in enumerate(self.words):
-            tfs = word.unread.get(length)
-            left = len(tfs) - (skip.get(index, 0) if skip else 0) if tfs else 0
-            if left > 0 and tfs:
-                total += word.weight * self.impact(tfs[left - 1], length)
-        return total
-
-    def _read_cheapest(self, lengths: list[int], floor: float) -> None:
-        """At each of these lengths, read the buckets that bring what a note not read yet
-        could score there below ``floor`` for the fewest notes read: greedily, the bucket
-        that lowers it the most per note read."""
-        wanted: dict[tuple[int, int], list[int]] = {}
-        for length in lengths:
-            skip: dict[int, int] = {}
-            while self._unseen_at(length, skip) >= floor:
-                best, pick = -1.0, -1
-                for index, word in enumerate(self.words):
-                    tfs = word.unread.get(length, [])
-                    left = len(tfs) - skip.get(index, 0)
-                    if left <= 0:
-                        continue
-                    below = self.impact(tfs[left - 2], length) if left > 1 else 0.0
-                    gain = word.weight * (self.impact(tfs[left - 1], length) - below)
-                    value = gain / (self.counts[(index, tfs[left - 1], length)] + QUERY_COST)
-                    if value > best:
-                        best, pick = value, index
-                if pick < 0:
-                    break
-                tfs = self.words[pick].unread[length]
-                wanted.setdefault((pick, tfs[len(tfs) - 1 - skip.get(pick, 0)]),
-                                  []).append(length)
-                skip[pick] = skip.get(pick, 0) + 1
-        planned = sum(self.counts[(index, tf, length)] + QUERY_COST
-                      for (index, tf), picked in wanted.items() for length in picked)
-        if self.work + planned > MAX_WORK:
-            self.work = MAX_WORK + 1  # too much to read: the best known answer instead
-            return
-        for (index, tf), picked in wanted.items():
-            self._read(index, tf, picked)
-
-    def _best_unsettled(self, bounds: dict[tuple[int, ...], tuple[float, float]],
-                        threshold: float) -> list[tuple[int, ...]]:
-        """The signatures with unknown words that could score best, about k notes of them:
-        settling them early raises the k-th best known score, which is what stops a
-        search."""
-        floor = max(threshold, self._unseen_best())
-        ranked = sorted(((lower + extra, sig) for sig, (lower, extra) in bounds.items()
-                         if extra > 0.0 and lower + extra > floor), reverse=True)
-        picked: list[tuple[int, ...]] = []
-        notes = 0
-        for _, sig in ranked:
-            if notes >= self.k:
-                break
-            picked.append(sig)
-            notes += len(self.groups[sig])
-        return picked
-
-    # -- bounds --------------------------------------------------------------------------
-
-    def _unknown_most(self, index: int, length: int, room: int) -> float:
-        """The most word ``index`` can still add to a note of ``length`` tokens of which
-        ``room`` are not yet known to be other query words."""
-        tfs = self.words[index].unread.get(length)
-        if not tfs or room <= 0:
-            return 0.0
-        return self.words[index].weight * self.impact(min(tfs[-1], room), length)
-
-    def _bounds(self) -> dict[tuple[int, ...], tuple[float, float]]:
-        """Per signature: the known part of the score and the most the rest can add."""
-        bounds: dict[tuple[int, ...], tuple[float, float]] = {}
-        for sig, members in self.groups.items():
-            if not members:
-                continue
-            length, lower, room = sig[0], 0.0, sig[0]
-            for i, tf in enumerate(sig[1:]):
-                if tf > 0:
-                    lower += self.words[i].weight * self.impact(tf, length)
-                    room -= tf
-            extra = sum(self._unknown_most(i, length, room)
-                        for i, tf in enumerate(sig[1:]) if tf == UNKNOWN)
-            bounds[sig] = (lower, extra)
-        return bounds
-
-    def _threshold(self, bounds: dict[tuple[int, ...], tuple[float, float]]) -> float:
-        """The k-th best known score (minus infinity while fewer than k notes are known)."""
-        seen = 0
-        for sig in sorted(bounds, key=lambda sig: bounds[sig][0], reverse=True):
-            seen += len(self.groups[sig])
-            if seen >= self.k:
-                return bounds[sig][0]
-        return -math.inf
-
-    def _unseen_best(self) -> float:
-        """The most a note not read in any bucket yet can score."""
-        lengths = {length for word in self.words for length, tfs in word.unread.items() if tfs}
-        return max((sum(self._unknown_most(i, length, length) for i in range(len(self.words)))
-                    for length in lengths), default=0.0)
+            tfs = self.unread[(i, length)]
+            rest = bound - self.weights[i] * self.impact(min(tfs[-1], room), length)
+            cost = 0
+            for position in range(len(tfs) - 1, -1, -1):
+                cost += self.sizes[(i, tfs[position], length)] + QUERY_COST
+                below = self.weights[i] * self.impact(min(tfs[position - 1], room), length) \
+                    if position else 0.0
+                if rest + below < floor:
+                    break  # the notes not in these buckets fall out of reach
+            needing = sum(len(self.groups[other]) for other in self.by_length[length]
+                          if other[i + 1] == UNKNOWN and self.uppers[other] >= floor)
+            if cost / max(needing, 1) < cheapest:
+                cheapest, pick = cost / max(needing, 1), i
+        if per_text <= cheapest:
+            self._read_texts(heapq.nlargest(TEXT_BATCH, self.groups[sig]), length)
+        else:
+            self._load(pick, self.unread[(pick, length)][-1], length, generate=False)
 
     # -- reading -------------------------------------------------------------------------
 
-    def _read_batch(self, budget: int) -> None:
-        """Read the next buckets in best-first order, about ``budget`` postings of them."""
-        wanted: dict[tuple[int, int], list[int]] = {}  # (word, tf) -> lengths
-        read = 0
-        while self.next < len(self.order) and read < budget:
-            _, index, tf, length, notes = self.order[self.next]
-            self.next += 1
-            if (index, tf, length) in self.done:
-                continue
-            wanted.setdefault((index, tf), []).append(length)
-            read += notes
-        for (index, tf), lengths in wanted.items():
-            self._read(index, tf, lengths)
-
-    def _read(self, index: int, tf: int, lengths: list[int]) -> None:
-        """Read the buckets (word, tf, length) for these lengths."""
-        word = self.words[index]
-        by_length: dict[int, set[int]] = {length: set() for length in lengths}
-        for length, blob in self.conn.execute(
-                "SELECT length, ids FROM memory_note_postings WHERE scope = ? AND word = ? "
-                "AND tf = ? AND length BETWEEN ? AND ?",
-                (self.scope, word.word, tf, min(lengths), max(lengths))):
-            if length in by_length:
-                by_length[length].update(decode(blob))
-        self.work += QUERY_COST
-        for length, offsets in by_length.items():
-            self.work += self.counts[(index, tf, length)]
-            self.done.add((index, tf, length))
-            self.unread_buckets -= 1
-            word.unread[length].remove(tf)
-            word.left[length] -= self.counts[(index, tf, length)]
-            self._learn(index, tf, length, offsets)
-
-    def _learn(self, index: int, tf: int, length: int, offsets: set[int]) -> None:
-        """These notes of ``length`` tokens hold word ``index`` ``tf`` times."""
-        known = offsets & self.seen
-        fresh = offsets - known if known else offsets
-        if fresh:
-            blank = [UNKNOWN] * (len(self.words) + 1)
-            blank[0], blank[index + 1] = length, tf
-            key = tuple(blank)
-            self._group(key).update(fresh)
-            self.signature.update(dict.fromkeys(fresh, key))
-            self.seen |= fresh
-        if known:
-            # whole groups at a time: every note of a signature moves to the same new one
+    def _load(self, index: int, tf: int, length: int, generate: bool) -> None:
+        """Read bucket (word ``index``, ``tf``, ``length``): its tracked notes learn the
+        word's tf; with ``generate`` its other notes become tracked too."""
+        key = (index, tf)
+        held = self.probed.get(length, {}).get(key)
+        if held is None:
+            held = bucket(self.conn, self.scope, self.words[index], tf, length)
+            self.work += QUERY_COST + len(held)
+            self.unread[(index, length)].remove(tf)
+        if generate:
+            self.ungenerated[(index, length)].remove(tf)
+            self.probed.get(length, {}).pop(key, None)
+            offsets = set(held)
+            self.work += len(offsets) * (GENERATE_COST - 1)
             for sig in [sig for sig in self.by_length.get(length, ())
                         if sig[index + 1] == UNKNOWN]:
-                moving = self.groups[sig] & known
+                moving = self.groups[sig] & offsets
                 if moving:
                     self._regroup(sig, moving, {index: tf})
+            fresh = offsets.difference(self.signature)
+            if fresh:
+                self._track(fresh, length, index, tf)
+        else:
+            self.probed.setdefault(length, {})[key] = held
+            self._learn(set().union(*(self.groups[sig] for sig in self.by_length.get(length, ())
+                                      if sig[index + 1] == UNKNOWN)), index, tf, held)
+        if not self.unread[(index, length)]:
+            self._close(index, length)
 
-    def _group(self, sig: tuple[int, ...]) -> set[int]:
+    def _learn(self, notes: set[int], index: int, tf: int, held: array[int]) -> None:
+        """Those of ``notes`` in ``held`` (one bucket's offsets) hold word ``index`` ``tf``
+        times."""
+        moves: dict[Signature, set[int]] = {}
+        for offset in notes.intersection(held) if notes else ():
+            moves.setdefault(self.signature[offset], set()).add(offset)
+        for old, moving in moves.items():
+            self._regroup(old, moving, {index: tf})
+
+    def _track(self, fresh: set[int], length: int, index: int, tf: int) -> None:
+        """Start tracking these notes of ``length`` tokens, which hold word ``index`` ``tf``
+        times; what the buckets probed at that length say about them is applied too."""
+        blank = [UNKNOWN] * (len(self.words) + 1)
+        blank[0], blank[index + 1] = length, tf
+        for i in range(len(self.words)):
+            if blank[i + 1] == UNKNOWN and not self.unread.get((i, length)):
+                blank[i + 1] = 0
+        sig = self._normal(tuple(blank))
+        self.theta = None
+        self._group(sig).update(fresh)
+        self.signature.update(dict.fromkeys(fresh, sig))
+        for (other, other_tf), held in self.probed.get(length, {}).items():
+            if other != index:
+                self.work += len(held)
+                self._learn(fresh, other, other_tf, held)
+
+    def _read_texts(self, offsets: list[int], length: int) -> None:
+        """Learn every word of these notes from their texts."""
+        self.work += len(offsets) * (TEXT_COST + TOKEN_COST * length)
+        moves: dict[tuple[Signature, Signature], set[int]] = {}
+        counts = word_counts(self.conn, self.base, offsets, self.words)
+        for offset in offsets:  # (a note not found, never in one snapshot, holds none)
+            old = self.signature[offset]
+            new = (old[0], *counts.get(offset, [0] * len(self.words)))
+            moves.setdefault((old, new), set()).add(offset)
+        for (old, new), moving in moves.items():
+            self._regroup(old, moving, dict(enumerate(new[1:])))
+
+    # -- signatures ----------------------------------------------------------------------
+
+    def _normal(self, sig: Signature) -> Signature:
+        """The signature with unknown words made absent where no tokens are left for them."""
+        if UNKNOWN in sig and sum(tf for tf in sig[1:] if tf > 0) >= sig[0]:
+            return tuple(0 if tf == UNKNOWN else tf for tf in sig)
+        return sig
+
+    def _group(self, sig: Signature) -> set[int]:
         """The notes of one signature (a new, empty group if there is none yet)."""
         members = self.groups.get(sig)
         if members is None:
             members = self.groups[sig] = set()
-            self.by_length.setdefault(sig[0], []).append(sig)
+            self.by_length.setdefault(sig[0], set()).add(sig)
+            if self.lower(sig) >= self.last_theta:
+                self.high.add(sig)
         return members
 
-    def _regroup(self, old: tuple[int, ...], moving: set[int], tfs: dict[int, int]) -> None:
+    def _regroup(self, old: Signature, moving: set[int], tfs: dict[int, int]) -> None:
         """These notes of signature ``old`` hold these words (index -> tf; 0: not at all)."""
         new = list(old)
         for index, tf in tfs.items():
             new[index + 1] = tf
-        key = tuple(new)
-        self.groups[old] -= moving
+        key = self._normal(tuple(new))
+        if key == old:
+            return
+        self.theta = None
+        left = self.groups[old]
+        left -= moving
+        if not left:
+            del self.groups[old]
+            self.by_length[old[0]].discard(old)
+            self.high.discard(old)
         self._group(key).update(moving)
         self.signature.update(dict.fromkeys(moving, key))
 
-    def _settle(self, unsettled: list[tuple[int, ...]]) -> None:
-        """Find out the unknown words of the notes that could still make the top k: read
-        the rest of a word's buckets at one length when that is cheaper than reading the
-        notes' texts, and read the texts of the others."""
-        needs: dict[tuple[int, int], int] = {}  # (word, length) -> notes that need it
-        for sig in unsettled:
-            for i, tf in enumerate(sig[1:]):
-                if tf == UNKNOWN and self.words[i].unread.get(sig[0]):
-                    needs[(i, sig[0])] = needs.get((i, sig[0]), 0) + len(self.groups[sig])
-        # the cheapest first, so that a rare word is settled even when a common one cannot be
-        for (index, length), notes in sorted(needs.items(), key=lambda need: min(
-                need[1] * TEXT_COST, self.words[need[0][0]].left[need[0][1]])):
-            left = self.words[index].left[length]
-            if notes * TEXT_COST >= left and self.work + left + QUERY_COST <= MAX_WORK:
-                for tf in list(self.words[index].unread[length]):
-                    self._read(index, tf, [length])
-        offsets = [offset for sig in unsettled
-                   if any(tf == UNKNOWN and self.words[i].unread.get(sig[0])
-                          for i, tf in enumerate(sig[1:]))
-                   for offset in self.groups[sig]]
-        if self.work + TEXT_COST * len(offsets) > MAX_WORK:
-            self.work = MAX_WORK + 1  # too much to settle: the best known answer instead
-            return
-        self._read_texts(offsets)
-
-    def _read_texts(self, offsets: list[int]) -> None:
-        """Learn every unknown word of these notes from their texts."""
-        self.work += TEXT_COST * len(offsets)
-        moves: dict[tuple[tuple[int, ...], tuple[int, ...]], set[int]] = {}
-        for start in range(0, len(offsets), CHUNK):
-            chunk = offsets[start:start + CHUNK]
-            for offset, text in self.conn.execute(
-                    f"SELECT id - ?, text FROM memory_notes WHERE id IN "
-                    f"({','.join('?' * len(chunk))})",
-                    (self.base, *(self.base + offset for offset in chunk))):
-                found = tokens(text)
-                old = self.signature[offset]
-                new = (old[0], *(found.count(word.word) if old[i + 1] == UNKNOWN
-                                 else old[i + 1] for i, word in enumerate(self.words)))
-                moves.setdefault((old, new), set()).add(offset)
-        for (old, new), moving in moves.items():
-            self._regroup(old, moving, {i: tf for i, tf in enumerate(new[1:])})
+    def _close(self, index: int, length: int) -> None:
+        """Every bucket of word ``index`` at ``length`` is read: the notes there that were
+        not in one of them do not hold the word."""
+        for sig in [sig for sig in self.by_length.get(length, ()) if sig[index + 1] == UNKNOWN]:
+            self._regroup(sig, set(self.groups[sig]), {index: 0})
 
     # -- the answer ----------------------------------------------------------------------
 
-    def _best_effort(self, bounds: dict[tuple[int, ...], tuple[float, float]],
-                     ) -> list[tuple[float, int]]:
-        """Past MAX_WORK: settle the newest notes of the signatures that could score best,
-        EFFORT * k of them, and rank what is known (the rest counted without the words
-        still unknown in them)."""
-        picked: list[int] = []
-        for sig in sorted(bounds, key=lambda sig: sum(bounds[sig]), reverse=True):
-            if len(picked) >= EFFORT * self.k:
+    def _best_effort(self) -> list[tuple[float, int]]:
+        """Past MAX_WORK: read the texts of the notes that could score best, EFFORT * k of
+        them, and rank what is known (words still unknown in a note count as absent)."""
+        wanted = EFFORT * self.k
+        while len(self.signature) < self.k and any(self.untracked(length) > 0.0
+                                                   for length in self.lengths):
+            self._generate(max(self.lengths, key=self.untracked))
+        for sig in sorted((sig for sig, members in self.groups.items()
+                           if members and UNKNOWN in sig), key=self.upper, reverse=True):
+            if wanted <= 0:
                 break
-            if bounds[sig][1] > 0.0:
-                picked += heapq.nlargest(EFFORT * self.k - len(picked), self.groups[sig])
-        self._read_texts(picked)
-        return self._ranked(self._bounds(), -math.inf)
+            picked = heapq.nlargest(wanted, self.groups[sig])
+            wanted -= len(picked)
+            self._read_texts(picked, sig[0])
+        return self._ranked(-math.inf)
 
-    def _ranked(self, bounds: dict[tuple[int, ...], tuple[float, float]],
-                floor: float) -> list[tuple[float, int]]:
-        """The k best of the notes that reach ``floor`` (words still unknown in a note count
-        as absent), ties newest first."""
-        scored = sorted(((self.score(tuple(0 if tf == UNKNOWN else tf for tf in sig)), sig)
-                         for sig, (lower, _) in bounds.items() if lower >= floor),
-                        reverse=True)
+    def _ranked(self, floor: float) -> list[tuple[float, int]]:
+        """The k best tracked notes scoring at least ``floor``, ties newest first."""
+        scored = sorted(((self.score(sig), sig) for sig, members in self.groups.items()
+                         if members), reverse=True)
         ranked: list[tuple[float, int]] = []
         for score, sig in scored:
-            if len(ranked) >= self.k and score < ranked[-1][0]:
+            if score < floor or (len(ranked) >= self.k and score < ranked[-1][0]):
                 break  # only a tie with the last one taken could still come in
             ranked += [(score, self.base + offset)
                        for offset in heapq.nlargest(self.k, self.groups[sig])]
