@@ -245,7 +245,8 @@ def main() -> int:
               f"exact ids {same_ids:.0%}, exact scores {same_scores:.0%}  (n={n})")
     spin = timed(lambda q: sum(range(100_000)), ["x"] * 200)
     print(f"machine speed check: sum(range(100_000)) p50 {statistics.median(spin):.2f} ms "
-          "(about 1 ms on an idle core: higher means a loaded machine)")
+          "(compare it between runs on one machine: higher means a loaded one; "
+          "3.2 ms on the idle machine of docs/memory.md's figures)")
     ratio = percentile(reference, 99) / percentile(ours, 99)
     print(f"p99 ratio reference/ours: {ratio:.1f}x; target p99 <= 10 ms: "
           f"{'met' if percentile(ours, 99) <= 10 else 'NOT met'}")

@@ -47,7 +47,7 @@ TOKEN_COST = 2  # ...and tokenizing it, per token
 TEXT_BATCH = 64  # texts read per step, newest first (ties go to the newest)
 # Past this much work (a few ms; the bench's hardest queries, 3 common words at a million
 # notes, need up to ~10x more to prove) the best known answer instead: see docs/memory.md
-MAX_WORK = 36_000
+MAX_WORK = 26_000
 EFFORT = 8  # notes read per result wanted in that answer
 
 Signature = tuple[int, ...]  # (length, tf of each query word or UNKNOWN)
