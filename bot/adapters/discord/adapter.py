@@ -9,8 +9,7 @@ each channel the bot has seen is read back from its cursor, and whatever is new 
 once. A cursor passes a message only once it is in the inbox (or needs no answer), and a live
 message moves it only in a channel already read back in this session, so a crash before the
 read-back never skips what was sent earlier. Approvals and slash commands are in ``discord_ui``.
-Live replies (``bot.delivery.live``) show a message that grows by edits; "typing…" stops
-when a reply goes out in the channel.
+Live replies (``bot.delivery.live``) grow one message by edits; "typing…" stops at a reply.
 
 Usage::
 
@@ -129,10 +128,8 @@ class DiscordAdapter(discord.Client):
     async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
                    key: str | None = None) -> str:
         """Post one part (with the approval buttons, if any); retry what discord.py gave up.
-
-        The outbox part's ``key`` becomes an enforced nonce, so Discord itself answers a
-        repeat (a retry, or a re-send after a crash) with the message it already made.
-        """
+        The part's ``key`` is an enforced nonce: Discord answers a repeat (a retry, a re-send
+        after a crash) with the message it already made."""
         return await self.send_file(chat_id, None, text, buttons, key=key)
 
     async def send_file(self, chat_id: str, file: OutgoingFile | None, caption: str = "",
