@@ -115,10 +115,11 @@ class Decisions:
         the run goes on as after their press, and its outcome is the message's reply (owed
         under ``message_id`` should a crash come between). None: nothing of theirs waits
         here, or the text names no single option (it is then an ordinary message)."""
-        mine = self.ledger.runs_of_chat(platform, chat_id)
-        wait = next((w for w in self.store.waits("open") if w.run_id in mine
-                     and (w.workflow, w.node) in self.rules.guest_nodes
-                     and w.meta.get("user") == f"{platform}:{user_id}"), None)
+        theirs = [w for w in self.store.waits("open") if (w.workflow, w.node)
+                  in self.rules.guest_nodes and w.meta.get("user") == f"{platform}:{user_id}"]
+        # a chat's runs (its whole history) are read only when something of theirs waits
+        mine = self.ledger.runs_of_chat(platform, chat_id) if theirs else set()
+        wait = next((w for w in theirs if w.run_id in mine), None)
         answer = match_choice(wait.options, text) if wait is not None else None
         if wait is None or answer is None:
             return None

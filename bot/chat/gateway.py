@@ -223,7 +223,7 @@ class Gateway:
 
     def _open_wait(self, msg: IncomingMessage, open_waits: list[WaitInfo]) -> WaitInfo | None:
         """The oldest of ``open_waits`` asked by a run started from this message's chat."""
-        mine = self.ledger.runs_of_chat(msg.platform, msg.chat_id)
+        mine = self.ledger.runs_of_chat(msg.platform, msg.chat_id) if open_waits else set()
         return next((wait for wait in open_waits if wait.run_id in mine), None)
 
     def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
