@@ -42,9 +42,10 @@ from bot.adapters.base import (
 from bot.adapters.discord import files as discord_files
 from bot.adapters.discord.base_url import point_discord_at
 from bot.adapters.discord.format import split_reply
+from bot.adapters.discord.pacing import TYPING_EVERY_S, typing_once
 from bot.adapters.discord.pacing import DiscordTuning as DiscordTuning  # its home till now
-from bot.adapters.discord.pacing import typing_in
 from bot.adapters.discord.ui import ApprovalButton, add_slash_commands, approval_view
+from bot.adapters.typing_indicator import Typing
 from bot.chat.gateway import Gateway
 from bot.config.banner import adapter_line, announce
 from bot.config.settings import Settings
@@ -95,7 +96,7 @@ class DiscordAdapter(discord.Client):
         self._owner_dm: str | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._read_back: set[int] = set()  # channels read back since this session began
-        self._typing: dict[str, asyncio.Event] = {}  # channel -> set to stop its "typing…"
+        self.typing_shown = Typing(TYPING_EVERY_S)
 
     # -- discord.py hooks ------------------------------------------------------------------
     async def setup_hook(self) -> None:
@@ -200,9 +201,7 @@ class DiscordAdapter(discord.Client):
 
     def stop_typing(self, chat_id: str) -> None:
         """A reply goes out in this channel: its "typing…" stops."""
-        stop = self._typing.get(chat_id)
-        if stop is not None:
-            stop.set()
+        self.typing_shown.stop(chat_id)
 
     async def owner_chat(self) -> str | None:
         """The DM channel with ``DISCORD_OWNER_ID`` (opened on first use)."""
@@ -265,15 +264,13 @@ class DiscordAdapter(discord.Client):
                 accepted = self.gateway.accept(msg)  # None: a re-delivery, answered already
         self.passed(message.channel.id, message.id, reading_back=reading_back)
         if accepted is not None:
-            stop = self._typing[str(message.channel.id)] = asyncio.Event()
-            async with typing_in(message.channel, stop):
+            async with self.typing_shown.showing(str(message.channel.id),
+                                                 lambda: typing_once(message.channel)):
                 try:
                     # read back one by one: waiting for more lines would only add time
                     await self.gateway.process(accepted, gather=not reading_back)
                 except Exception:  # the inbox keeps it: answered at the next start
                     log.exception("handling Discord message %s failed", message.id)
-            if self._typing.get(str(message.channel.id)) is stop:
-                del self._typing[str(message.channel.id)]
 
     def passed(self, channel_id: int, message_id: int, *, reading_back: bool = False) -> None:
         """Move a channel's cursor past a taken message (never back: answers finish out of

@@ -1,9 +1,8 @@
 """discord.py's pace, ours around it: its waits made shorter for tests (``DiscordTuning``),
-and the typing indicator shown while a message is answered (``typing_in``)."""
+and one trigger of the typing indicator (``typing_once``)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,22 +42,8 @@ class DiscordTuning:
                    retry_base_s=number("FRONTDESK_DISCORD_RETRY_BASE", cls.retry_base_s))
 
 
-@contextlib.asynccontextmanager
-async def typing_in(channel: Any, stop: asyncio.Event | None = None) -> Any:
-    """Show "typing…" in ``channel`` until the block ends or ``stop`` is set (a reply went
-    out); a failed trigger changes nothing."""
-    done = stop or asyncio.Event()
-
-    async def keep_typing() -> None:
-        while not done.is_set():
-            with contextlib.suppress(discord.HTTPException, OSError, aiohttp.ClientError):
-                await channel.typing()  # one trigger, never cut off mid-request
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), TYPING_EVERY_S)
-
-    task = asyncio.create_task(keep_typing())
-    try:
-        yield
-    finally:
-        done.set()
-        await task
+async def typing_once(channel: Any) -> None:
+    """One "typing…" trigger in ``channel`` (``bot.adapters.typing_indicator`` renews it); a
+    failed trigger changes nothing."""
+    with contextlib.suppress(discord.HTTPException, OSError, aiohttp.ClientError):
+        await channel.typing()  # one trigger, never cut off mid-request

@@ -20,7 +20,7 @@ import datetime as dtm
 import logging
 import time
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, Message
@@ -48,6 +48,7 @@ from bot.adapters.telegram import files as telegram_files
 from bot.adapters.telegram.format import split_reply
 from bot.adapters.telegram.markdown import escape_html, html_to_plain
 from bot.adapters.telegram.updates import PLATFORM, Press
+from bot.adapters.typing_indicator import Typing
 from bot.chat.gateway import Gateway
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class TelegramAdapter:
         self.gateway = gateway
         self.owner_id = owner_id
         self.quiet_until: dict[str, float] = {}  # chat -> no write before (a flood answer)
-        self._typing: dict[str, asyncio.Event] = {}  # chat -> set to stop its "typing…"
+        self.typing_shown = Typing(TYPING_EVERY_S, TYPING_AFTER_S)
 
     # -- the Adapter protocol ---------------------------------------------------------------
     def split(self, text: str) -> list[str]:
@@ -207,37 +208,19 @@ class TelegramAdapter:
         except BadRequest as refused:
             raise LiveRefused(refused.message) from refused
 
-    @contextlib.asynccontextmanager
-    async def typing(self, chat_id: str) -> AsyncIterator[None]:
+    def typing(self, chat_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         """Show "typing…" in a chat while the block runs, once it takes noticeable time,
         renewed every few seconds; it stops when the block ends or a reply goes out there."""
-        stop = self._typing[chat_id] = asyncio.Event()
 
-        async def keep_typing() -> None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), TYPING_AFTER_S)
-            while not stop.is_set():
-                with contextlib.suppress(TelegramError):
-                    await self.bot.send_chat_action(int(chat_id), ChatAction.TYPING)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), TYPING_EVERY_S)
+        async def trigger() -> None:
+            with contextlib.suppress(TelegramError):
+                await self.bot.send_chat_action(int(chat_id), ChatAction.TYPING)
 
-        task = asyncio.create_task(keep_typing())
-        try:
-            yield
-        finally:
-            stop.set()
-            if self._typing.get(chat_id) is stop:
-                del self._typing[chat_id]
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        return self.typing_shown.showing(chat_id, trigger)
 
     def stop_typing(self, chat_id: str) -> None:
         """A reply goes out in this chat (or the run waits for someone): no more "typing…"."""
-        stop = self._typing.get(chat_id)
-        if stop is not None:
-            stop.set()
+        self.typing_shown.stop(chat_id)
 
     # -- live replies (bot.delivery.live) -----------------------------------------------------
     def live_mode(self, chat_id: str, private: bool) -> str | None:
