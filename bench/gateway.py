@@ -29,9 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.adapters.base import Button, IncomingMessage
 from bot.app import assemble
 from bot.config.settings import Settings
+from bot.messages import Button, IncomingMessage
 from bot.models import Models
 from bot.models.base import Message, Observer, Reply, ToolSpec, Usage, emit, resolve_observer
 from graphs import run_graph

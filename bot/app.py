@@ -22,31 +22,49 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.access.allowlist import Access
-from bot.access.pairing import Strangers
+from bot.access.pairing import KIND as PAIRING_KIND
+from bot.access.pairing import PAIRING_RUN, Strangers
 from bot.access.people import People
-from bot.adapters.base import OutgoingFile
 from bot.calendar.events import EventSource
 from bot.calendar.ics import Calendar
 from bot.calendar.owner import OwnerCalendar
 from bot.calendar.writer import BusyTime, CalendarWriter
+from bot.chat.answering import Answerer
+from bot.chat.briefing import Briefing
 from bot.chat.bursts import Bursts
+from bot.chat.chat_runs import AnyWorkflow, ChatRunner
 from bot.chat.commands import CommandHandler
-from bot.chat.decisions import Decisions, WaitRules
-from bot.chat.gateway import AnyWorkflow, Gateway
+from bot.chat.decisions import Decisions, PressKinds, WaitRules, decided, owner_presses
+from bot.chat.gateway import Gateway
+from bot.chat.handlers import (
+    ChatCommands,
+    Handler,
+    MeetingsListing,
+    NewRun,
+    TypedPicks,
+    WaitAnswers,
+    WorkflowCommands,
+)
 from bot.chat.locks import ChatLocks
 from bot.chat.meetings import CANCEL, MeetingChat
+from bot.chat.meetings import KIND as MEETING_KIND
 from bot.chat.model_command import ModelCommand
 from bot.config.settings import Settings
+from bot.delivery.buttons import Buttons
+from bot.delivery.cursors import Cursors
 from bot.delivery.files import OutboxFiles
-from bot.delivery.ledger import Ledger
+from bot.delivery.inbox import Inbox
+from bot.delivery.ledger import open_ledger
 from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.delivery.parts import OutboxParts
 from bot.delivery.shown import LiveMessages
 from bot.meetings.desk import MeetingDesk
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
 from bot.meetings.tool import meeting_tool, move_tool
+from bot.messages import OutgoingFile
 from bot.models import Models, build_models, classify_offline, model_maker
 from bot.models.choices import ChatBigModel, ModelChoices
 from bot.reminders.store import Reminders
@@ -61,6 +79,7 @@ from graphs import END, START, Graph, Node
 from graphs.agent_nodes import agent_node
 from graphs.codefirst import Workflow
 from graphs.runs import GraphWorkflow, Runs, RunStore
+from graphs.trace import prune
 from graphs.workflows import brief as brief_flow
 from graphs.workflows import content, meeting, triage
 from memory.notes import Memory
@@ -70,6 +89,7 @@ if TYPE_CHECKING:
     from bot.media.attachments import Attachments
 
 # Shipped inside the package (package data), so a wheel installed by pip, pipx or uv has them.
+OWED_WINDOW_S = 7 * 24 * 3600.0  # presses this recent are checked for an unqueued outcome
 PROMPTS_DIR: Traversable = files("bot.config") / "prompts"
 
 
@@ -90,7 +110,10 @@ class App:
     """What ``assemble`` built; the CLI commands (and the tests) start what they need of it."""
 
     settings: Settings
-    ledger: Ledger  # the inbox and outbox tables
+    inbox: Inbox  # every message, recorded before any work
+    parts: OutboxParts  # every reply's parts, before they are sent
+    buttons: Buttons  # the buttons' tokens
+    cursors: Cursors  # where each adapter keeps its place
     outbox: Outbox  # the one the gateway and the owner notifier send through
     memory: Memory
     store: RunStore
@@ -113,6 +136,9 @@ class App:
     reminders: Reminders
     wakeup: Wakeup  # tells a running bot's timer of reminders set by another process
     gateway: Gateway
+    briefing: Briefing  # the morning briefing (FRONTDESK_BRIEF_AT, /brief)
+    answerer: Answerer  # one turn answered (the handlers, the outbox)
+    decisions: Decisions  # presses, owed outcomes, expiries
     scheduler: Scheduler  # fires reminders; ``frontdesk run`` starts it
 
     @property
@@ -144,9 +170,9 @@ def assemble(settings: Settings, *, models: Models | None = None,
         calendar = Calendar(settings.calendar, tz=settings.timezone,
                             cache_dir=settings.home / "cache")
     owner = OwnerCalendar.build(settings, calendar)  # + the CalDAV copy, when configured
-    ledger = Ledger(connect(settings.database))
+    ledger = open_ledger(connect(settings.database))
     shown = LiveMessages(connect(settings.database))  # live replies' partial messages
-    outbox = Outbox(ledger, shown, OutboxFiles(connect(settings.database)))  # + replies' files
+    outbox = Outbox(ledger.parts, shown, OutboxFiles(connect(settings.database)))
     live = LiveReplies(outbox.adapter, shown, on=settings.stream,
                        interval=settings.stream_interval)
     notifier = OwnerNotifier(settings, outbox, clock=clock, sleep=sleep)
@@ -217,29 +243,52 @@ def assemble(settings: Settings, *, models: Models | None = None,
         tools.register(reminder_tool(reminders, owner.zone))
 
     locks = ChatLocks()
-    strangers = Strangers(settings, ledger, outbox, people, notifier.owner_chat, clock=clock,
-                          sleep=sleep)
-    meeting_chat = MeetingChat(store=meetings, desk=desk, ledger=ledger, outbox=outbox,
-                               runs=runs, run_store=store, access=access, clock=clock)
+    strangers = Strangers(settings, ledger.inbox, ledger.buttons, outbox, people,
+                          notifier.owner_chat, clock=clock, sleep=sleep)
+    runner = ChatRunner(runs, store, ledger.run_chats)
+    meeting_chat = MeetingChat(store=meetings, desk=desk, buttons=ledger.buttons, outbox=outbox,
+                               runner=runner, access=access, clock=clock)
     if "propose_meeting" not in tools.names():
         tools.register(meeting_tool(meeting_chat.propose))
         tools.register(move_tool(meeting_chat.move))
     wait_rules = WaitRules(
         guest_nodes=frozenset(("meeting", node) for node in meeting.GUEST_NODES),
-        owner_nodes=frozenset(("meeting", node) for node in meeting.OWNER_NODES),
-        handlers={CANCEL: meeting_chat.press})
-    decisions = Decisions(ledger=ledger, outbox=outbox, store=store, runs=runs, access=access,
-                          strangers=strangers, locks=locks, notifier=notifier, rules=wait_rules)
+        owner_nodes=frozenset(("meeting", node) for node in meeting.OWNER_NODES))
+    kinds = PressKinds(
+        handlers={PAIRING_KIND: owner_presses(access, strangers),
+                  MEETING_KIND: decided(meeting_chat.press)},
+        legacy_prefixes={PAIRING_RUN: PAIRING_KIND, CANCEL: MEETING_KIND})
+    decisions = Decisions(buttons=ledger.buttons, cursors=ledger.cursors,
+                          run_chats=ledger.run_chats, outbox=outbox, store=store, runs=runs,
+                          access=access, locks=locks, notifier=notifier, rules=wait_rules,
+                          kinds=kinds)
+    handlers: list[Handler] = [
+        WorkflowCommands(runner, workflows, decisions, owner.today),
+        MeetingsListing(meeting_chat),
+        ChatCommands(CommandHandler(memory, reminders, ModelCommand(big, models.small.name)),
+                     store, runs, ledger.run_chats),
+        TypedPicks(decisions),
+        WaitAnswers(store, runs, ledger.run_chats, outbox, ledger.buttons, decisions),
+        NewRun(triage_graph if settings.graph_workflows else loop_graph, runner, memory,
+               decisions, notifier, outbox)]
+    answerer = Answerer(inbox=ledger.inbox, outbox=outbox, handlers=handlers, memory=memory,
+                        runs=runs, deadline=settings.answer_deadline,
+                        make_files=lambda: attachments_for(settings), live=live)
+    briefing = Briefing(workflows["brief"], runner, decisions, notifier, outbox, locks,
+                        owner.today)
+
+    async def prune_traces() -> None:
+        prune(settings.traces_dir, settings.trace_days)
+
+    async def queue_owed() -> None:
+        await decisions.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
+
     gateway = Gateway(
-        settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store, runs=runs,
-        access=access, notifier=notifier,
-        chat_workflow=triage_graph if settings.graph_workflows else loop_graph,
-        workflows=workflows, today=owner.today,
-        commands=CommandHandler(memory, reminders, ModelCommand(big, models.small.name)),
-        strangers=strangers, decisions=decisions, locks=locks,
-        bursts=Bursts(settings.merge_window), start_tools=mcp.start,
-        make_files=lambda: attachments_for(settings), meetings=meeting_chat,
-        live=live)
+        access=access, inbox=ledger.inbox, outbox=outbox, strangers=strangers,
+        answerer=answerer, decisions=decisions, locks=locks,
+        bursts=Bursts(settings.merge_window),
+        on_start=[prune_traces, mcp.start, runs.recover, queue_owed, notifier.resume,
+                  strangers.resume, decisions.expire])
 
     async def owner_chat() -> tuple[str, str]:
         """The owner's platform and direct chat, as the notifier reaches them."""
@@ -248,19 +297,22 @@ def assemble(settings: Settings, *, models: Models | None = None,
 
     scheduler = build_scheduler(SchedulerDeps(
         reminders=reminders, runs=runs, deliver=outbox.deliver,
-        queued=lambda *where: bool(ledger.parts(*where)), owner_chat=owner_chat,
+        queued=outbox.queued, owner_chat=owner_chat,
         loop=run_loop, model=models.big, tools=tools, system=prompts["loop"],
         calendar=owner.calendar, remind_before_min=settings.remind_before, zone=owner.zone(),
         owner_platform=lambda: notifier.targets("")[0],
-        brief=gateway.scheduled_brief,  # FRONTDESK_BRIEF_AT's daily task
+        brief=briefing.scheduled,  # FRONTDESK_BRIEF_AT's daily task
         backup=lambda day, keep: daily_backup_of(settings.home, day, keep)))
-    return App(settings=settings, ledger=ledger, outbox=outbox, memory=memory, store=store,
+    return App(settings=settings, inbox=ledger.inbox, parts=ledger.parts,
+               buttons=ledger.buttons, cursors=ledger.cursors, outbox=outbox, memory=memory,
+               store=store,
                runs=runs, models=models, model_choices=model_choices, owner=owner,
                access=access, people=people,
                notifier=notifier, tools=tools, mcp=mcp, prompts=prompts, triage=triage_graph,
                loop_graph=loop_graph, content=content_graph, brief=brief,
                meeting=meeting_graph, meetings=meetings, reminders=reminders, wakeup=wakeup,
-               gateway=gateway, scheduler=scheduler)
+               gateway=gateway, briefing=briefing, answerer=answerer,
+               decisions=decisions, scheduler=scheduler)
 
 
 async def daily_backup_of(home: Path, day: str, keep: int) -> Path:

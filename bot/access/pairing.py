@@ -29,18 +29,20 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.access.people import People, Person
-from bot.adapters.base import Accepted, Button, IncomingMessage, PressResult, Reply, escape_markdown
 from bot.config.settings import Settings
-from bot.config.text import one_line, one_name
-from bot.delivery.ledger import ButtonTarget, Ledger
+from bot.config.text import escape_markdown, one_line, one_name
+from bot.delivery.buttons import Buttons, ButtonTarget
+from bot.delivery.inbox import Inbox
 from bot.delivery.outbox import Outbox
 from bot.delivery.slots import SlotTimer
+from bot.messages import Accepted, Button, IncomingMessage, PressResult, Reply
 
 log = logging.getLogger("frontdesk.access")
 
 REFUSAL = "Sorry, I only work for the people I've been set up for."
 ASKED = "I've asked the owner whether I may talk with you; you'll hear from me if they agree."
-PAIRING_RUN = "pairing:"  # the prefix of a pairing button's run id in the ledger's tokens
+KIND = "pairing"  # the kind of pairing's buttons (``bot.delivery.buttons``)
+PAIRING_RUN = "pairing:"  # the prefix of a pairing button's run id (one per stranger)
 REVIEW_RUN = PAIRING_RUN + "review"  # a summary's button: send the held people's prompts
 SUMMARY = "pairing-summary:"  # the prefix of a summary's outbox key
 LIMIT = 5  # messages about strangers ...
@@ -65,20 +67,19 @@ def prompt_key(platform: str, user_id: str, message_id: str) -> str:
     return f"pairing:{platform}:{user_id}:{message_id}"
 
 
-def is_pairing(target: ButtonTarget) -> bool:
-    """Whether a pressed token is one of pairing's Allow / Block buttons."""
-    return target.run_id.startswith(PAIRING_RUN)
-
-
 class Strangers:
     """Refuse, or ask the owner about, someone not on the allowlist; take the owner's press."""
 
-    def __init__(self, settings: Settings, ledger: Ledger, outbox: Outbox, people: People,
+    def __init__(self, settings: Settings, inbox: Inbox, buttons: Buttons, outbox: Outbox,
+                 people: People,
                  owner_chat: Callable[[str], Awaitable[str]], *,
                  clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.settings = settings
-        self.ledger, self.outbox, self.people = ledger, outbox, people
+        self.inbox = inbox
+        self.button_tokens = buttons
+        self.outbox = outbox
+        self.people = people
         self.owner_chat = owner_chat
         self.clock, self.sleep = clock, sleep
         self._told: set[tuple[str, str]] = set()  # whom the terminal was told about
@@ -135,14 +136,14 @@ class Strangers:
             return None
         chat = await self.owner_chat(owner_platform)
         key = prompt_key(platform, user_id, str(waiting.get("message_id")))
-        if not self.ledger.parts(owner_platform, chat, key):
+        if not self.outbox.queued(owner_platform, chat, key):
             await self.outbox.deliver(owner_platform, chat, key,
                                       self.prompt(IncomingMessage.from_json(waiting)),
                                       self.buttons(platform, user_id))
         return key
 
     async def _refuse(self, msg: IncomingMessage) -> Reply | None:
-        if not self.ledger.refuse_once(msg.platform, msg.chat_id):
+        if not self.inbox.refuse_once(msg.platform, msg.chat_id):
             return None
         await self.outbox.deliver(msg.platform, msg.chat_id, f"refusal:{msg.message_id}",
                                   REFUSAL)
@@ -167,8 +168,7 @@ class Strangers:
 
     def buttons(self, platform: str, user_id: str) -> list[Button]:
         run = f"{PAIRING_RUN}{platform}:{user_id}"
-        return [Button(label, self.ledger.button_token(run, WAIT_KEY, answer, label))
-                for answer, label in LABELS.items()]
+        return self.button_tokens.for_options(KIND, run, WAIT_KEY, list(LABELS.items()))
 
     def tell_terminal(self, msg: IncomingMessage) -> None:
         """Once per person and process: who wrote, their numeric id, and how to allow them."""
@@ -206,7 +206,7 @@ class Strangers:
         msg = IncomingMessage.from_json(waiting) if waiting else None
         allow = target.answer == "allow"
         # Recorded in the inbox before the decision: a crash after it answers it at start.
-        recorded = allow and msg is not None and self.ledger.record(
+        recorded = allow and msg is not None and self.inbox.record(
             msg.platform, msg.chat_id, msg.message_id, msg.user_id, msg.to_json())
         self.people.decide(platform, user_id, "allowed" if allow else "blocked")
         self.people.take_message(platform, user_id)
@@ -242,8 +242,8 @@ class Strangers:
             names = "|".join(f"{p.platform}:{p.user_id}" for p in people)
             key = SUMMARY + hashlib.sha256(names.encode()).hexdigest()[:24]
             chat = await self.owner_chat(owner_platform)
-            button = Button("Review them", self.ledger.button_token(REVIEW_RUN, key, "review",
-                                                                    "Review them"))
+            [button] = self.button_tokens.for_options(KIND, REVIEW_RUN, key,
+                                                      [("review", "Review them")])
             await self.outbox.deliver(owner_platform, chat, key, summary_text(people), [button])
             self.people.shown([(p.platform, p.user_id) for p in people], key, now)
 
@@ -273,9 +273,8 @@ class Strangers:
                 owner_platform = self._owner_platform(rest[0].platform) if rest else None
                 if owner_platform is not None:
                     chat = await self.owner_chat(owner_platform)
-                    label = "Review them"
-                    button = Button(label, self.ledger.button_token(REVIEW_RUN, summary,
-                                                                    "review", label))
+                    [button] = self.button_tokens.for_options(KIND, REVIEW_RUN, summary,
+                                                              [("review", "Review them")])
                     await self.outbox.deliver(
                         owner_platform, chat, f"{summary}:left:{len(rest)}",
                         f"{len(rest)} more people from that summary are still waiting.",
@@ -289,8 +288,7 @@ class Strangers:
         if owner_platform is None or waiting is None:
             return True
         key = prompt_key(person.platform, person.user_id, str(waiting.get("message_id")))
-        return bool(self.ledger.parts(owner_platform, await self.owner_chat(owner_platform),
-                                      key))
+        return self.outbox.queued(owner_platform, await self.owner_chat(owner_platform), key)
 
 
 def summary_text(people: Sequence[Person]) -> str:

@@ -27,17 +27,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bot.adapters.base import (
+from bot.adapters.base import Adapter
+from bot.media.attachments import FileTooLarge
+from bot.messages import (
     Attachment,
     Button,
+    Inbound,
     IncomingMessage,
     LiveRefused,
     OutgoingFile,
     Reply,
     kind_of,
 )
-from bot.chat.gateway import Gateway
-from bot.media.attachments import FileTooLarge
 
 OWNER_CHAT = "console"
 DIM, RESET = "\033[2m", "\033[0m"
@@ -246,21 +247,23 @@ def line_editing(history: Path) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, modes)
 
 
-async def run_console(gateway: Gateway, stdin: TextIO | None = None,
+async def run_console(desk: Inbound[Adapter], home: Path, stdin: TextIO | None = None,
                       out: TextIO | None = None) -> None:
-    """The interactive chat loop: read a line, answer it, until EOF or ``exit``."""
-    source, sink = stdin or sys.stdin, out or sys.stdout
+    """The interactive chat loop: read a line, answer it, until EOF or ``exit`` (``home``:
+    where the line history and the files sent are kept)."""
+    source = stdin or sys.stdin
+    sink = out or sys.stdout
     if source is sys.stdin and sink is sys.stdout and source.isatty() and sink.isatty():
-        with line_editing(gateway.settings.home / "console_history"):
-            await chat_loop(gateway, source, sink, interactive=True)
+        with line_editing(home / "console_history"):
+            await chat_loop(desk, home, source, sink, interactive=True)
     else:
-        await chat_loop(gateway, source, sink, interactive=False)
+        await chat_loop(desk, home, source, sink, interactive=False)
 
 
-async def chat_loop(gateway: Gateway, source: TextIO, sink: TextIO, *,
+async def chat_loop(desk: Inbound[Adapter], home: Path, source: TextIO, sink: TextIO, *,
                     interactive: bool) -> None:
-    adapter = ConsoleAdapter(sink, files_dir=gateway.settings.home / "sent_files")
-    await gateway.attach(adapter)
+    adapter = ConsoleAdapter(sink, files_dir=home / "sent_files")
+    await desk.attach(adapter)
     print("Frontdesk console — you are the owner. Type a message, /help, /attach PATH, "
           "or exit.", file=sink, flush=True)
     while True:
@@ -279,6 +282,7 @@ async def chat_loop(gateway: Gateway, source: TextIO, sink: TextIO, *,
         if isinstance(message, str):
             print(message, file=sink, flush=True)
             continue
-        reply = await gateway.handle(message)
+        accepted = desk.accept(message)  # one line at a time: nothing can join it
+        reply = await desk.process(accepted, gather=False) if accepted is not None else None
         if reply is not None:
             print(status_line(reply, dim=sink.isatty()), file=sink, flush=True)

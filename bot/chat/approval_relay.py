@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bot.adapters.base import Button
-from bot.delivery.ledger import Ledger
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.messages import Button
 from graphs.runs import WaitInfo
 
 PREFIX = "approval:"  # + run id + ":" + wait key: the outbox key of a relayed question
@@ -37,11 +36,11 @@ async def ask_owner(notifier: OwnerNotifier, outbox: Outbox, origin: str, run_id
     return ASKED
 
 
-def relayed_wait(ledger: Ledger, open_waits: list[WaitInfo], platform: str,
+def relayed_wait(outbox: Outbox, open_waits: list[WaitInfo], platform: str,
                  chat_id: str) -> WaitInfo | None:
     """The oldest of ``open_waits`` relayed to this chat (a guest's run waits on it): only the
     open waits are looked at, so the cost does not grow with past approvals."""
     for wait in open_waits:
-        if wait.options and ledger.parts(platform, chat_id, f"{PREFIX}{wait.run_id}:{wait.key}"):
+        if wait.options and outbox.queued(platform, chat_id, f"{PREFIX}{wait.run_id}:{wait.key}"):
             return wait
     return None

@@ -15,10 +15,10 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from bot.adapters.base import IncomingMessage
 from bot.chat.bursts import MAX_CHARS, MAX_MESSAGES, MAX_WAIT_S, Key, key_of, mergeable
 from bot.chat.locks import ChatLocks
-from bot.delivery.ledger import InboxItem, Ledger
+from bot.delivery.inbox import Inbox, InboxItem
+from bot.messages import IncomingMessage
 
 log = logging.getLogger(__name__)
 
@@ -28,17 +28,20 @@ AnswerTurn = Callable[[list[IncomingMessage]], Awaitable[object]]  # under the c
 class Backlog:
     """Answers what a platform's inbox still holds open, per chat, in order."""
 
-    def __init__(self, ledger: Ledger, locks: ChatLocks, window: float,
+    def __init__(self, inbox: Inbox, locks: ChatLocks, window: float,
                  answer: AnswerTurn) -> None:
         """``window`` is the bursts' merge window; ``answer`` answers one turn, its chat's
         lock held (the gateway's)."""
-        self.ledger, self.locks, self.window, self.answer = ledger, locks, window, answer
+        self.inbox = inbox
+        self.locks = locks
+        self.window = window
+        self.answer = answer
         self.recovering: set[asyncio.Task[None]] = set()  # chats' backlogs being answered
 
     async def answer_open(self, platform: str, *, background: bool = False) -> None:
         """Answer the platform's open messages. ``background``: return once every chat's
         backlog holds its lock (an adapter then polls at once), else once all are answered."""
-        backlog = open_backlog(self.ledger, platform, self.window)
+        backlog = open_backlog(self.inbox, platform, self.window)
         locked = [asyncio.Event() for _ in backlog]
         chats = [asyncio.create_task(self._answer_chat(chat, turns, held))
                  for (chat, turns), held in zip(backlog.items(), locked, strict=True)]
@@ -65,19 +68,19 @@ class Backlog:
                                   turn[0].platform, turn[0].message_id)
 
 
-def open_backlog(ledger: Ledger, platform: str,
+def open_backlog(inbox: Inbox, platform: str,
                  window: float) -> dict[tuple[str, str], list[list[IncomingMessage]]]:
     """A platform's open inbox messages per chat, as the turns that answer them, oldest first
     (``backlog_bursts``); each record read on its own: one that cannot be read is marked
     failed and the others go on."""
     backlog: dict[tuple[str, str], list[tuple[IncomingMessage, InboxItem]]] = {}
-    for item in ledger.open_messages(platform):
+    for item in inbox.open_messages(platform):
         try:
             msg = IncomingMessage.from_record(item.payload)
         except ValueError as unreadable:
             log.warning("inbox message %s/%s/%s is unreadable (%s); marked failed",
                         item.platform, item.chat_id, item.message_id, unreadable)
-            ledger.fail(item.platform, item.chat_id, item.message_id,
+            inbox.fail(item.platform, item.chat_id, item.message_id,
                         f"unreadable: {unreadable}")
             continue
         backlog.setdefault((msg.platform, msg.chat_id), []).append((msg, item))

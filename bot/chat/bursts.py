@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from bot.adapters.base import IncomingMessage
 from bot.chat.commands import parse
+from bot.messages import IncomingMessage
 
 MAX_MESSAGES = 10  # lines in one burst
 MAX_WAIT_S = 5.0  # after a burst's first line, it is answered whatever still comes

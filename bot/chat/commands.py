@@ -16,6 +16,7 @@ from bot.chat.decisions import NOT_OWNER
 from bot.chat.model_command import ModelCommand
 from bot.chat.workflow_commands import WORKFLOW_COMMANDS
 from bot.config.text import chat_place, one_line, shown
+from bot.messages import MenuCommand
 from bot.reminders.store import Reminders
 from memory.notes import Memory
 
@@ -39,6 +40,12 @@ LINE_CHARS = 80  # a note or reminder in a list: one short line
 COMMANDS_WITH_ARGUMENT = frozenset(
     [name for name, _, argument in PLAIN_COMMANDS if argument]
     + [command.name for command in WORKFLOW_COMMANDS.values() if command.argument])
+
+
+def menu() -> list[MenuCommand]:
+    """Every chat command as the platforms' menus list it."""
+    return [MenuCommand(name, description, name in COMMANDS_WITH_ARGUMENT)
+            for name, description in COMMANDS]
 
 
 def and_list(items: list[str]) -> str:

@@ -23,14 +23,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.access.allowlist import Access
-from bot.access.pairing import Strangers, is_pairing
-from bot.adapters.base import Accepted, Button, OutgoingFile, PressResult, Reply
+from bot.access.pairing import Strangers
 from bot.chat.answers import match_choice
 from bot.chat.approval_relay import ASKED, ask_owner
 from bot.chat.locks import ChatLocks
-from bot.delivery.ledger import ButtonTarget, Ledger
+from bot.delivery.buttons import Buttons, ButtonTarget
+from bot.delivery.cursors import Cursors
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.delivery.run_chats import RunChats
+from bot.messages import Accepted, Button, OutgoingFile, PressResult, Reply
 from bot.models.choices import in_chat
 from graphs import RunResult, cost_totals
 from graphs.runs import Runs, RunStore
@@ -43,7 +45,7 @@ STALE = {"answered": "This was already decided.", "expired": "This request has e
 
 
 def pressed_key(run_id: str, wait_key: str) -> str:
-    """The ledger cursor holding the id of the press that decided a wait."""
+    """The cursor holding the id of the press that decided a wait."""
     return f"pressed:{run_id}:{wait_key}"
 
 
@@ -55,14 +57,30 @@ def outcome_key(run_id: str, wait_key: str) -> str:
 @dataclass(frozen=True)
 class WaitRules:
     """Which waits are not only the owner's: a workflow's waits its guest answers (by their
-    own press), the waits relayed to the owner's chat when a guest's run asks them, and the
-    buttons with no run behind them that a named handler takes (``run_id`` prefix ->
-    handler of the press: target, platform, user id -> the presser's answer)."""
+    own press), and the waits relayed to the owner's chat when a guest's run asks them."""
 
     guest_nodes: frozenset[tuple[str, str]] = frozenset()  # (workflow, node)
     owner_nodes: frozenset[tuple[str, str]] = frozenset()  # (workflow, node), relayed
-    handlers: Mapping[str, Callable[[ButtonTarget, str, str], Awaitable[PressResult]]] = \
-        field(default_factory=dict)
+
+
+PressHandler = Callable[[ButtonTarget, str, str], Awaitable["Decided"]]
+
+
+@dataclass(frozen=True)
+class PressKinds:
+    """The handlers of the button kinds that have no run's wait behind them (kind ->
+    handler of a press: target, platform, user id -> what it comes to), and, for tokens made
+    before kinds were written, the run-id prefix that tells their kind."""
+
+    handlers: Mapping[str, PressHandler] = field(default_factory=dict)
+    legacy_prefixes: Mapping[str, str] = field(default_factory=dict)  # run-id prefix -> kind
+
+    def kind_of(self, target: ButtonTarget) -> str:
+        """The button's kind: written in its token, else (an old token) told by its run id."""
+        if target.kind:
+            return target.kind
+        return next((kind for prefix, kind in self.legacy_prefixes.items()
+                     if target.run_id.startswith(prefix)), "run")
 
 
 @dataclass(frozen=True)
@@ -77,12 +95,21 @@ class Decided:
 class Decisions:
     """Presses, owed outcomes and expiries over the run layer; replies from run states."""
 
-    def __init__(self, *, ledger: Ledger, outbox: Outbox, store: RunStore, runs: Runs,
-                 access: Access, strangers: Strangers, locks: ChatLocks,
-                 notifier: OwnerNotifier | None = None, rules: WaitRules | None = None) -> None:
-        self.ledger, self.outbox, self.store, self.runs = ledger, outbox, store, runs
-        self.access, self.strangers, self.locks = access, strangers, locks
-        self.notifier, self.rules = notifier, rules or WaitRules()
+    def __init__(self, *, buttons: Buttons, cursors: Cursors, run_chats: RunChats,
+                 outbox: Outbox, store: RunStore, runs: Runs, access: Access, locks: ChatLocks,
+                 notifier: OwnerNotifier | None = None, rules: WaitRules | None = None,
+                 kinds: PressKinds | None = None) -> None:
+        self.button_tokens = buttons
+        self.cursors = cursors  # the id of the press that decided a wait, kept before it
+        self.run_chats = run_chats
+        self.outbox = outbox
+        self.store = store
+        self.runs = runs
+        self.access = access
+        self.locks = locks
+        self.notifier = notifier
+        self.rules = rules or WaitRules()
+        self.kinds = kinds or PressKinds()
 
     async def outcome(self, state: RunResult, default_route: str) -> Reply:
         """What a run's state says to its chat, once a wait only the owner answers is relayed:
@@ -118,7 +145,7 @@ class Decisions:
         theirs = [w for w in self.store.waits("open") if (w.workflow, w.node)
                   in self.rules.guest_nodes and w.meta.get("user") == f"{platform}:{user_id}"]
         # a chat's runs (its whole history) are read only when something of theirs waits
-        mine = self.ledger.runs_of_chat(platform, chat_id) if theirs else set()
+        mine = self.run_chats.of_chat(platform, chat_id) if theirs else set()
         wait = next((w for w in theirs if w.run_id in mine), None)
         answer = match_choice(wait.options, text) if wait is not None else None
         if wait is None or answer is None:
@@ -149,9 +176,7 @@ class Decisions:
 
     def buttons(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
         """One opaque token per option of a wait."""
-        return [Button(option, self.ledger.button_token(run_id, str(wait["key"]), option,
-                                                        option))
-                for option in wait.get("options") or []]
+        return self.button_tokens.for_wait(run_id, wait)
 
     async def press(self, platform: str, user_id: str, token: str,
                     press_id: str | None = None) -> Decided:
@@ -160,21 +185,18 @@ class Decisions:
         ``press_id`` is the platform's id of this press (a replay repeats it); without one, a
         press on a wait it already decided is taken for a replay.
         """
-        target = self.ledger.button(token)
+        target = self.button_tokens.find(token)
         if target is None:
             return Decided(PressResult("This button is not valid (anymore).", False))
-        handler = next((h for prefix, h in self.rules.handlers.items()
-                        if target.run_id.startswith(prefix)), None)
+        handler = self.kinds.handlers.get(self.kinds.kind_of(target))
         if handler is not None:  # e.g. a meeting's Cancel: the handler checks who may
-            return Decided(await handler(target, platform, user_id))
+            return await handler(target, platform, user_id)
         by = "owner"
         if self.access.level(platform, user_id) != "owner":
             if not self.access.level(platform, user_id) \
                     or not self.guest_may_answer(target, platform, user_id):
                 return Decided(PressResult(NOT_OWNER, False))
             by = f"{platform}:{user_id}"
-        if is_pairing(target):  # Allow / Block for a stranger: no run behind it
-            return Decided(*self.strangers.press(target))
         return Decided(await self._decide(target, platform, press_id, by))
 
     async def _decide(self, target: ButtonTarget, platform: str,
@@ -189,7 +211,7 @@ class Decisions:
             pressed = pressed_key(target.run_id, target.wait_key)
             if wait is not None and wait.status == "answered" and wait.answer == target.answer \
                     and run is not None and run.status != "running" \
-                    and (press_id is None or self.ledger.cursor(pressed) == press_id):
+                    and (press_id is None or self.cursors.get(pressed) == press_id):
                 # This very press was taken before a crash: its outcome may not have been
                 # queued, so queue it (once per key) and settle the buttons as a first press.
                 state = self.runs.load(target.run_id)
@@ -197,7 +219,7 @@ class Decisions:
                 return PressResult(STALE.get(wait.status if wait else "", STALE[""]), False)
             else:
                 if press_id is not None:  # kept first: a crash after the resume finds it
-                    self.ledger.set_cursor(pressed, press_id)
+                    self.cursors.set(pressed, press_id)
                 with in_chat(*where):  # the run goes on with its chat's big model
                     state = await self.runs.resume(target.run_id, target.answer, by,
                                                    key=target.wait_key, reply_key=outcome)
@@ -214,7 +236,7 @@ class Decisions:
         for wait in self.store.owed_replies(since):
             where = (str(wait.meta.get("platform")), str(wait.meta.get("chat_id")))
             key = str(wait.reply_key)
-            if "chat_id" not in wait.meta or self.ledger.parts(*where, key):
+            if "chat_id" not in wait.meta or self.outbox.queued(*where, key):
                 continue
             reply = await self.outcome(self.runs.load(wait.run_id), default_route="command")
             await self.outbox.deliver(*where, key, reply.text, reply.buttons, reply.file)
@@ -235,3 +257,19 @@ class Decisions:
                                       reply.file)
         return len(results)
 
+
+
+def owner_presses(access: Access, strangers: Strangers) -> PressHandler:
+    """Pairing's Allow / Block (no run behind them): only the owner's press counts."""
+    async def press(target: ButtonTarget, platform: str, user_id: str) -> Decided:
+        if access.level(platform, user_id) != "owner":
+            return Decided(PressResult(NOT_OWNER, False))
+        return Decided(*strangers.press(target))
+    return press
+
+
+def decided(handler: Callable[[ButtonTarget, str, str], Awaitable[PressResult]]) -> PressHandler:
+    """A press handler whose answer is only what the presser is shown (a meeting's Cancel)."""
+    async def press(target: ButtonTarget, platform: str, user_id: str) -> Decided:
+        return Decided(await handler(target, platform, user_id))
+    return press

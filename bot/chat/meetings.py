@@ -18,30 +18,34 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.access.allowlist import Access
-from bot.access.pairing import first_words
-from bot.adapters.base import Button, PressResult, Reply
 from bot.calendar.writer import CalendarUnavailable
+from bot.chat.chat_runs import ChatRunner
 from bot.config.text import one_line, shown
-from bot.delivery.ledger import ButtonTarget, Ledger
+from bot.delivery.buttons import Buttons, ButtonTarget
 from bot.delivery.outbox import Outbox
 from bot.meetings.desk import MeetingDesk, upcoming, when
 from bot.meetings.store import Meeting, MeetingStore
+from bot.messages import PressResult, Reply
 from bot.tools.registry import Caller
-from graphs import RunResult
-from graphs.runs import Runs, RunStore
 
-CANCEL = "meeting-cancel:"  # the run id prefix of a Cancel button (no run behind it)
+KIND = "meeting"  # the kind of a booking's buttons (``bot.delivery.buttons``)
+CANCEL = "meeting-cancel:"  # the run id of a Cancel button: this + the meeting's id (no run)
 WORKFLOW = "meeting"
 
 
 class MeetingChat:
     """The meetings' chat side: start a request, list bookings, cancel one."""
 
-    def __init__(self, *, store: MeetingStore, desk: MeetingDesk, ledger: Ledger,
-                 outbox: Outbox, runs: Runs, run_store: RunStore, access: Access,
+    def __init__(self, *, store: MeetingStore, desk: MeetingDesk, buttons: Buttons,
+                 outbox: Outbox, runner: ChatRunner, access: Access,
                  clock: Callable[[], float] = time.time) -> None:
-        self.store, self.desk, self.ledger, self.outbox = store, desk, ledger, outbox
-        self.runs, self.run_store, self.access, self.clock = runs, run_store, access, clock
+        self.store = store
+        self.desk = desk
+        self.button_tokens = buttons
+        self.outbox = outbox
+        self.runner = runner
+        self.access = access
+        self.clock = clock
 
     # -- propose_meeting -------------------------------------------------------------------
     async def propose(self, caller: Caller, topic: str, minutes: int | None = None,
@@ -51,22 +55,17 @@ class MeetingChat:
         sender = {"scope": caller.scope, "is_owner": caller.is_owner,
                   "platform": caller.platform, "chat_id": caller.chat_id,
                   "message_id": caller.message_id, "name": caller.name or caller.scope}
-        if self.run_store.run(run_id) is not None:
-            state = self.runs.load(run_id)
-        else:
-            self.ledger.file_run(run_id, caller.platform, caller.chat_id)
-            meta = {"platform": caller.platform, "chat_id": caller.chat_id,
-                    "user": caller.scope, "name": sender["name"], "words": first_words(topic)}
-            state = await self.runs.start(WORKFLOW, {"topic": topic, "sender": sender,
-                                                     "minutes": minutes, "earliest": earliest,
-                                                     "latest": latest},
-                                          run_id=run_id, meta=meta)
+        state = await self.runner.start(
+            WORKFLOW, lambda: {"topic": topic, "sender": sender, "minutes": minutes,
+                               "earliest": earliest, "latest": latest},
+            run_id, caller.platform, caller.chat_id)
         if state.status != "waiting" or not state.waits:
             return str(state.get("reply") or "I could not look for a time just now.")
         wait = state.waits[0]
         await self.outbox.deliver(caller.platform, caller.chat_id,
                                   f"meeting-offer:{run_id}:{wait['key']}",
-                                  str(wait.get("question") or ""), self.buttons(state))
+                                  str(wait.get("question") or ""),
+                                  self.button_tokens.for_wait(state.run_id or "", wait))
         return (f"I sent {len(wait.get('options') or []) - 1} free times to this chat as "
                 "buttons; the person picks one there and the owner confirms it. Do not list "
                 "or promise times yourself.")
@@ -75,7 +74,7 @@ class MeetingChat:
                    latest: str | None = None) -> str:
         """Reschedule in one step: cancel the caller's next booking and offer new times (a
         replay of the same call finds its request started and cancels nothing more)."""
-        if self.run_store.run(self.run_id_for(caller)) is None:
+        if not self.runner.exists(self.run_id_for(caller)):
             mine = upcoming(self.store, caller.scope, self.clock())
             if not mine:
                 return "There is no upcoming meeting booked through me to move."
@@ -94,13 +93,6 @@ class MeetingChat:
         seed = caller.effect_key or f"{caller.platform}|{caller.chat_id}|{caller.message_id}"
         return "meet-" + hashlib.sha256(seed.encode()).hexdigest()[:20]
 
-    def buttons(self, state: RunResult) -> list[Button]:
-        """One opaque token per option of the run's open wait."""
-        wait = state.waits[0]
-        return [Button(option, self.ledger.button_token(state.run_id or "", str(wait["key"]),
-                                                        option, option))
-                for option in wait.get("options") or []]
-
     # -- /meetings ---------------------------------------------------------------------------
     def listing(self, scope: str, is_owner: bool) -> Reply:
         """The person's upcoming bookings (the owner: all of Frontdesk's), each cancellable."""
@@ -114,9 +106,8 @@ class MeetingChat:
                 if is_owner else ""
             lines.append(f"{number}. {self._when(meeting)}{who}: "
                          f"{shown(one_line(meeting.topic, 80), 'markdown') or '(no topic)'}")
-            label = f"Cancel {number}"
-            buttons.append(Button(label, self.ledger.button_token(
-                f"{CANCEL}{meeting.id}", "cancel", "Cancel", label)))
+            buttons += self.button_tokens.for_options(KIND, f"{CANCEL}{meeting.id}", "cancel",
+                                                      [("Cancel", f"Cancel {number}")])
         return Reply("\n".join(lines), "command", buttons=buttons)
 
     async def press(self, target: ButtonTarget, platform: str, user_id: str) -> PressResult:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from bot.adapters.base import IncomingMessage
+from bot.messages import IncomingMessage
 
 
 def run_id_for(msg: IncomingMessage) -> str:

@@ -13,11 +13,11 @@ import asyncio
 import json
 import sys
 
-from bot.adapters.base import Attachment, Reply
 from bot.adapters.console import ConsoleAdapter, console_message, file_attachment
 from bot.app import assemble
 from bot.config.logs import setup_logging
 from bot.config.settings import Settings
+from bot.messages import Attachment, Reply
 
 
 async def send_one(settings: Settings, text: str, user: str | None,

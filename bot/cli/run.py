@@ -22,7 +22,8 @@ from typing import Any
 
 from bot.app import App, assemble
 from bot.backups.lock import claim_home
-from bot.chat.gateway import Gateway
+from bot.chat.commands import menu
+from bot.chat.decisions import Decisions
 from bot.cli.main import version
 from bot.config.banner import STARTUP, Startup, announce, arrived, general_lines
 from bot.config.logs import setup_logging, stderr_is_journal, under_service_manager
@@ -39,12 +40,12 @@ NO_CONSOLE = ("frontdesk: with no terminal, `frontdesk run` needs TELEGRAM_BOT_T
 log = logging.getLogger(__name__)
 
 
-async def expire_forever(gateway: Gateway) -> None:
+async def expire_forever(decisions: Decisions) -> None:
     """Now and then, let overdue approvals follow their expiry route."""
     while True:
         await asyncio.sleep(EXPIRY_CHECK_S)
         try:
-            await gateway.expire()
+            await decisions.expire()
         except Exception:
             log.exception("expiring waits failed")
 
@@ -93,26 +94,26 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     # Each adapter's library (and the dashboard's) is imported only when configured.
     if settings.telegram_bot_token:
         jobs.append(_entry("bot.adapters.telegram.start", "run_telegram")(
-            gateway, app.ledger, settings))
+            gateway, app.cursors, settings, menu()))
     if settings.discord_bot_token:
         jobs.append(_entry("bot.adapters.discord.adapter", "run_discord")(
-            gateway, app.ledger, settings))
+            gateway, app.cursors, settings, menu()))
     if settings.dashboard_port:
         from bot.dashboard.actions import answer_wait
 
         owners = app.access.owners
         jobs.append(_entry("bot.dashboard.server", "serve_dashboard")(
             app.runs.registry, settings, on_ready=dashboard_ready,
-            answer=lambda run_id, option: answer_wait(app.store, owners, gateway, run_id,
-                                                      option)))
+            answer=lambda run_id, option: answer_wait(app.store, owners, app.buttons, gateway,
+                                                      run_id, option)))
     if not (settings.telegram_bot_token or settings.discord_bot_token):
         from bot.adapters.console import run_console
 
         announce("  Console:    no TELEGRAM_BOT_TOKEN or DISCORD_BOT_TOKEN: chatting here "
                  "(Ctrl-D or Ctrl-C leaves)")
-        jobs.append(run_console(gateway))
+        jobs.append(run_console(gateway, settings.home))
     await app.wakeup.listen(app.scheduler.poke)  # reminders set by `frontdesk chat`
-    background = [asyncio.create_task(expire_forever(gateway)),
+    background = [asyncio.create_task(expire_forever(app.decisions)),
                   asyncio.create_task(app.scheduler.run()),  # reminders
                   asyncio.create_task(app.owner.keep_fresh()),  # the CalDAV copy, when set
                   asyncio.create_task(report_ready(startup, parts, managed, environ))]

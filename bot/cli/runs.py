@@ -15,7 +15,8 @@ from typing import Any
 import sqlitedb
 from bot.config.settings import Settings
 from bot.config.text import shown
-from bot.delivery.ledger import Failure, Ledger
+from bot.delivery.inbox import Failure, Inbox
+from bot.delivery.parts import OutboxParts
 from graphs.codefirst import flow_view, matrix_text
 from graphs.events import EventKind
 from graphs.runs import RunInfo, RunStore
@@ -47,7 +48,8 @@ def print_failures(settings: Settings) -> None:
     """The messages and parts that failed for good, newest first."""
     conn = sqlitedb.connect(settings.database)
     try:
-        failures = Ledger(conn).failures(limit=10)
+        failures = sorted([*Inbox(conn).failures(10), *OutboxParts(conn).failures(10)],
+                          key=lambda failure: failure.at, reverse=True)[:10]
     finally:
         conn.close()
     if failures:

@@ -2,7 +2,8 @@
 
 The one sanitiser for other people's words (names, messages, file names) and for error text
 in logs: ``clean`` keeps what was written minus invisible controls and bidi overrides;
-``one_line`` squeezes it to one short line.
+``one_line`` squeezes it to one short line; ``escape_markdown`` shows it as typed where a
+renderer would read Markdown.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ def one_name(text: str) -> str:
 # own renderer for Telegram, Discord's for Discord), a Telegram HTML part is HTML, the
 # terminal shows text as it is, and a log line is one line.
 PLACES = ("markdown", "markdown-code", "telegram-html", "discord", "terminal", "log")
-# Every character a Markdown renderer could read as markup (ours for Telegram, Discord's);
-# the same set as ``bot.adapters.base.MARKUP_CHARS``, which sits below this folder's reach.
-_MARKUP = re.compile("([" + re.escape("\\`*_{}[]()#+-.!|~<>@") + "])")
+# Every character a renderer (ours for Telegram, Discord's own) could read as Markdown; a
+# backslash before one shows it as typed.
+MARKUP_CHARS = "\\`*_{}[]()#+-.!|~<>@"
+_MARKUP = re.compile("([" + re.escape(MARKUP_CHARS) + "])")
 
 
 def shown(text: str, where: str) -> str:
@@ -81,3 +83,9 @@ def chat_place(platform: str) -> str:
     """Where a chat message on ``platform`` shows text: Telegram and Discord read Markdown
     (ours and Discord's), the console shows it as it is."""
     return {"telegram": "markdown", "discord": "discord"}.get(platform, "terminal")
+
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash every character that Markdown could read as markup: shown as typed."""
+    return _MARKUP.sub(r"\\\1", text)

@@ -15,12 +15,13 @@ from typing import Any
 
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
+from bot.delivery.buttons import Buttons
 from bot.models.costs import SpendLog
 from graphs.runs import RunStore
 
 
-async def answer_wait(store: RunStore, owners: Mapping[str, str], gateway: Gateway,
-                      run_id: str, option: str) -> tuple[bool, str]:
+async def answer_wait(store: RunStore, owners: Mapping[str, str], buttons: Buttons,
+                      gateway: Gateway, run_id: str, option: str) -> tuple[bool, str]:
     """Answer the run's open question with ``option`` (as the owner of the run's platform,
     ``owners`` by platform): whether it decided, and one sentence."""
     wait = next((w for w in store.waits("open") if w.run_id == run_id), None)
@@ -33,7 +34,7 @@ async def answer_wait(store: RunStore, owners: Mapping[str, str], gateway: Gatew
     owner = owners.get(platform)
     if owner is None:
         return False, f"No owner is set for {platform}."
-    [button] = gateway.buttons(run_id, {"key": wait.key, "options": [option]})
+    [button] = buttons.for_wait(run_id, {"key": wait.key, "options": [option]})
     # Each answer from the page is a press of its own: a second one is refused.
     result = await gateway.press(platform, owner, button.token, secrets.token_hex(8))
     return result.accepted, result.alert

@@ -1,4 +1,4 @@
 """What leaves: the durable ledger (inbox, outbox, buttons), the outbox, the owner notifier.
 
-Imports ``bot.config``, ``bot.adapters.base`` and ``sqlitedb``; never ``bot.chat``.
+Imports ``bot.config``, ``bot.messages`` and ``sqlitedb``; never ``bot.chat``.
 """

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from bot.adapters.base import OutgoingFile
+from bot.messages import OutgoingFile
 from sqlitedb import migrate
 
 MIGRATIONS = [

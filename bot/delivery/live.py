@@ -31,8 +31,9 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from bot.adapters.base import Adapter, Flooded, LiveAdapter, LiveRefused
+from bot.adapters.base import Adapter, LiveAdapter
 from bot.delivery.shown import LiveMessages
+from bot.messages import Flooded, LiveRefused
 from graphs.events import EventKind, node_observer
 from graphs.graph import Observer
 from graphs.live import streaming_to

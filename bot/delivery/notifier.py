@@ -25,9 +25,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
-from bot.adapters.base import escape_markdown
 from bot.config.settings import Settings
-from bot.config.text import clean, one_name
+from bot.config.text import clean, escape_markdown, one_name
 from bot.delivery.outbox import Outbox
 from bot.delivery.slots import SlotTimer
 from bot.tools.registry import Caller
@@ -186,7 +185,7 @@ class OwnerNotifier:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.settings = settings
         self.outbox = outbox
-        self.notices = notices or NoticeLog(outbox.ledger.conn)
+        self.notices = notices or NoticeLog(outbox.parts.conn)
         self.clock, self.sleep = clock, sleep
         self.lock = asyncio.Lock()  # one decision at a time: count, send, record
         self.timer = SlotTimer(clock=lambda: self.clock(), sleep=lambda s: self.sleep(s),

@@ -27,7 +27,7 @@ ends with "…" (``settled``): that mark is the partial texts'.
 
 Usage::
 
-    outbox = Outbox(ledger)
+    outbox = Outbox(parts)
     outbox.register(adapter)                   # the platform's adapter, once it runs
     await outbox.deliver("telegram", "42", "m-7", "Hello!")
     await outbox.flush("telegram")             # what a crash left unsent
@@ -40,30 +40,23 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
-from bot.adapters.base import (
-    Adapter,
-    Button,
-    ChatMoved,
-    LiveAdapter,
-    LiveRefused,
-    OutgoingFile,
-    Undeliverable,
-)
+from bot.adapters.base import Adapter, LiveAdapter
 from bot.delivery.files import OutboxFiles
-from bot.delivery.ledger import MAX_MOVES, Ledger, OutboxPart
 from bot.delivery.live import settled
+from bot.delivery.parts import MAX_MOVES, OutboxPart, OutboxParts
 from bot.delivery.shown import LiveMessages
+from bot.messages import Button, ChatMoved, LiveRefused, OutgoingFile, Undeliverable
 
 log = logging.getLogger(__name__)
 CAPTION_LIMIT = 1024  # without a running adapter: the smallest caption (Telegram's)
 
 
 class Outbox:
-    """The ledger's outbox, the adapters that send it, and one send lock per chat."""
+    """The outbox's parts, the adapters that send it, and one send lock per chat."""
 
-    def __init__(self, ledger: Ledger, shown: LiveMessages | None = None,
+    def __init__(self, parts: OutboxParts, shown: LiveMessages | None = None,
                  files: OutboxFiles | None = None) -> None:
-        self.ledger = ledger
+        self.parts = parts
         self.shown = shown  # the partial messages of live replies, edited into the final
         self.files = files  # the files replies carry (None: replies are text only)
         self.adapters: dict[str, Adapter] = {}  # platform -> its running adapter
@@ -82,6 +75,10 @@ class Outbox:
         adapter = self.adapters.get(platform)
         return await adapter.owner_chat() if adapter is not None else None
 
+    def queued(self, platform: str, chat_id: str, key: str) -> bool:
+        """Whether a reply under ``key`` was written to this chat's outbox already."""
+        return bool(self.parts.parts(platform, chat_id, key))
+
     async def deliver(self, platform: str, chat_id: str, key: str, text: str,
                       buttons: Iterable[Button] | None = None,
                       file: OutgoingFile | None = None) -> None:
@@ -95,7 +92,7 @@ class Outbox:
         marks = [{"label": b.label, "token": b.token} for b in buttons or []]
         if file is not None:
             texts = self._place(platform, chat_id, key, texts, file, adapter)
-        self.ledger.enqueue(platform, chat_id, key, texts, marks or None)
+        self.parts.enqueue(platform, chat_id, key, texts, marks or None)
         if adapter is not None:
             await self.flush(platform, chat_id)
 
@@ -123,7 +120,7 @@ class Outbox:
         if chat_id is not None:
             await self._flush_chat(adapter, platform, chat_id)
             return
-        for chat in dict.fromkeys(part.chat_id for part in self.ledger.unsent(platform)):
+        for chat in dict.fromkeys(part.chat_id for part in self.parts.unsent(platform)):
             try:
                 await self._flush_chat(adapter, platform, chat)
             except Exception:
@@ -132,16 +129,16 @@ class Outbox:
 
     async def _flush_chat(self, adapter: Adapter, platform: str, chat: str) -> None:
         # One lock per chat: a chat waiting out flood control does not hold up the others.
-        where = self.ledger.chat_now(platform, chat)
+        where = self.parts.chat_now(platform, chat)
         async with self.send_locks.setdefault((platform, where), asyncio.Lock()):
-            for part in self.ledger.unsent(platform):
+            for part in self.parts.unsent(platform):
                 if part.chat_id == chat:
                     await self._send(adapter, part)
 
     async def _send(self, adapter: Adapter, part: OutboxPart) -> None:
         """Send one part where its chat is now; mark it sent, or failed for good."""
         buttons = [Button(b["label"], b["token"]) for b in part.buttons or []] or None
-        target = self.ledger.chat_now(part.platform, part.chat_id)
+        target = self.parts.chat_now(part.platform, part.chat_id)
         file = self.files.of_part(part.platform, part.chat_id, part.reply_key, part.part_no) \
             if self.files is not None else None
         if file is None and await self._edit_live(adapter, part, target, buttons):
@@ -157,18 +154,18 @@ class Outbox:
             except ChatMoved as moved:
                 log.info("%s chat %s moved to %s; following it", part.platform, target,
                          moved.chat_id)
-                self.ledger.move_chat(part.platform, target, moved.chat_id)
+                self.parts.move_chat(part.platform, target, moved.chat_id)
                 target = moved.chat_id
                 continue
             except Undeliverable as refused:
-                self.ledger.mark_failed(part.id, str(refused))
+                self.parts.mark_failed(part.id, str(refused))
                 log.warning("%s refused part %d/%d for chat %s for good (%s); marked failed",
                             part.platform, part.part_no, part.parts, part.chat_id, refused)
                 return
-            self.ledger.mark_sent(part.id, message_id)  # first thing after the accept
+            self.parts.mark_sent(part.id, message_id)  # first thing after the accept
             await self._drop_live_extras(adapter, part, target)
             return
-        self.ledger.mark_failed(part.id, f"the chat moved more than {MAX_MOVES} times")
+        self.parts.mark_failed(part.id, f"the chat moved more than {MAX_MOVES} times")
 
     async def _edit_live(self, adapter: Adapter, part: OutboxPart, target: str,
                          buttons: list[Button] | None) -> bool:
@@ -189,11 +186,11 @@ class Outbox:
             self.shown.settle(part.platform, part.chat_id, part.reply_key, part.part_no)
             return False
         except Undeliverable as refused:
-            self.ledger.mark_failed(part.id, str(refused))
+            self.parts.mark_failed(part.id, str(refused))
             log.warning("%s refused part %d/%d for chat %s for good (%s); marked failed",
                         part.platform, part.part_no, part.parts, part.chat_id, refused)
             return True
-        self.ledger.mark_sent(part.id, message_id)  # first thing after the accept
+        self.parts.mark_sent(part.id, message_id)  # first thing after the accept
         self.shown.settle(part.platform, part.chat_id, part.reply_key, part.part_no)
         await self._drop_live_extras(adapter, part, target)
         return True

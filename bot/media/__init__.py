@@ -1,4 +1,4 @@
 """A message's files made readable: documents to text, photos for vision, voice to text.
 
-Imports ``bot.config``, ``bot.models`` and ``bot.adapters.base``; never ``bot.chat``.
+Imports ``bot.config``, ``bot.models`` and ``bot.messages``; never ``bot.chat``.
 """

@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from bot.adapters.base import READABLE_KINDS, Attachment, IncomingMessage, escape_markdown
 from bot.config.settings import Settings
-from bot.config.text import one_line, one_name
+from bot.config.text import escape_markdown, one_line, one_name
 from bot.media.documents import (
     READABLE,
     DocumentText,
@@ -50,6 +49,7 @@ from bot.media.transcription import (
     TranscriptionConfig,
     TranscriptionFailed,
 )
+from bot.messages import READABLE_KINDS, Attachment, IncomingMessage
 
 if TYPE_CHECKING:
     from bot.media.workers import WorkerPool

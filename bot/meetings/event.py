@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, tzinfo
 
-from bot.adapters.base import OutgoingFile
 from bot.config.text import one_line
 from bot.meetings.store import Meeting
+from bot.messages import OutgoingFile
 
 
 def uid_for(meeting_id: str) -> str:

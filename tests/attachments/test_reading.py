@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.adapters.base import Attachment, IncomingMessage
 from bot.config.settings import Settings
 from bot.media.documents import MAX_DOCUMENT_CHARS, UnreadableDocument, extract_text, html_to_text
 from bot.media.images import MAX_EDGE_PX, UnreadableImage, prepare_image
 from bot.media.transcription import check_transcription, upload_name
+from bot.messages import Attachment, IncomingMessage
 from tests.attachments.files import encrypted, pdf_with_text, photo, scanned_pdf
 from tests.fakes.openai_server import FakeOpenAIServer
 

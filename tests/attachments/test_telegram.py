@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.adapters.base import IncomingMessage
 from bot.adapters.telegram.files import base_file_url
 from bot.chat.gateway import run_id_for
 from bot.media.transcription import NOT_CONFIGURED
+from bot.messages import IncomingMessage
 from tests.attachments.conftest import GUEST, OWNER, Starter
 from tests.attachments.files import encrypted, pdf_with_text, photo, voice_note
 from tests.fakes.openai_server import FakeOpenAIServer

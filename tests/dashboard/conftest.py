@@ -19,12 +19,12 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.adapters.base import Reply
 from bot.adapters.console import console_message
 from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
 from bot.dashboard.server import DashboardData, DashboardServer, start_dashboard
+from bot.messages import Reply
 from bot.models import Models
 from graphs import END, START, Graph, Node, RunResult
 from graphs.runs import Runs, RunStore

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.adapters.base import escape_markdown  # what a notice quotes someone else's words with
 from bot.adapters.discord.format import (
     DISCORD_MESSAGE_LIMIT,
     FENCE,
@@ -16,6 +15,7 @@ from bot.adapters.discord.format import (
     plan_parts,
     split_reply,
 )
+from bot.config.text import escape_markdown
 
 NUMBER = re.compile(r"^\((\d+)/(\d+)\)\n")
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.base import Reply
 from bot.adapters.console import ConsoleAdapter, console_message
 from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.cli import runs as runs_command
 from bot.config.settings import Settings
+from bot.messages import Reply
 from bot.models import Models
 from bot.models.base import Message, ToolSpec, as_messages
 from bot.models.base import Reply as ModelReply

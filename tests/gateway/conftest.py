@@ -19,11 +19,11 @@ from typing import Any, TypeVar
 
 import pytest
 
-from bot.adapters.base import Button, IncomingMessage, OutgoingFile, Reply
 from bot.app import App, assemble
 from bot.calendar.ics import Calendar
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
+from bot.messages import Button, IncomingMessage, OutgoingFile, Reply
 from bot.models import Models, classify_offline
 from bot.models.base import Message, Observer, TextSink, ToolSpec, as_messages, last_user_text
 from bot.models.base import Reply as ModelReply

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.base import Button, Flooded, LiveRefused
 from bot.config.settings import Settings
 from bot.delivery.live import LiveReplies, partial, pieces
+from bot.messages import Button, Flooded, LiveRefused
 from tests.gateway.conftest import Harness, RecordingAdapter, until
 
 CHAT = "-500"

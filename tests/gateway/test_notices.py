@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 import telegram
 
-from bot.adapters.base import escape_markdown
 from bot.adapters.discord.adapter import DiscordAdapter, DiscordTuning
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import App, assemble
-from bot.config.text import one_name
+from bot.config.text import escape_markdown, one_name
 from bot.delivery.notifier import HELD, SENT, WINDOW_S
 from bot.models import Models
 from bot.tools.registry import Caller

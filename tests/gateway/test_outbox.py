@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.adapters.base import Button, ChatMoved, Undeliverable
 from bot.app import App, assemble
+from bot.messages import Button, ChatMoved, Undeliverable
 from bot.models import Models
 from bot.tools.registry import Caller, caller_from_sender
 from tests.gateway.conftest import (

@@ -15,11 +15,11 @@ import icalendar
 import pytest
 import telegram
 
-from bot.adapters.base import OutgoingFile
 from bot.adapters.console import ConsoleAdapter
 from bot.adapters.discord.adapter import DiscordAdapter, DiscordTuning
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import App, assemble
+from bot.messages import OutgoingFile
 from tests.fakes.discord_server import OWNER_ID, TOKEN, FakeDiscord, discord_py_on_fake
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.gateway.conftest import OWNER, make_settings

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.access.pairing import ASKED, LIMIT, REFUSAL, REVIEW_BATCH, SUMMARY, WINDOW_S, prompt_key
-from bot.adapters.base import IncomingMessage
+from bot.messages import IncomingMessage
 from tests.gateway.conftest import (
     OWNER,
     OWNER_CHAT,

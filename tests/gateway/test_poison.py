@@ -7,9 +7,9 @@ import signal
 import subprocess
 from pathlib import Path
 
-from bot.adapters.base import IncomingMessage
 from bot.app import assemble
 from bot.chat.gateway import GAVE_UP, MAX_TRIES
+from bot.messages import IncomingMessage
 from tests.crashing import finish, ran, start_worker
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
 

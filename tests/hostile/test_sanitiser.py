@@ -13,12 +13,11 @@ import re
 
 import pytest
 
-from bot.adapters.base import MARKUP_CHARS
 from bot.adapters.discord.format import split_reply as discord_parts
 from bot.adapters.telegram.format import split_reply as telegram_parts
 from bot.cli.reminders import list_line
 from bot.config.logs import plain_message
-from bot.config.text import PLACES, shown
+from bot.config.text import MARKUP_CHARS, PLACES, shown
 from bot.delivery.notifier import Notice, Theirs
 from bot.models.base import ToolCall
 from bot.reminders.store import Reminder

@@ -22,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.adapters.base import IncomingMessage
 from bot.app import assemble
+from bot.messages import IncomingMessage
 from bot.models import Models
 from tests.crashing import log_ran, say_ready
 from tests.gateway.conftest import OWNER, PurposeModel, RecordingAdapter, make_settings

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.base import Button, PressResult, Reply
 from bot.app import App, assemble
 from bot.calendar.writer import BusyTime
+from bot.messages import Button, PressResult, Reply
 from bot.models import Models
 from tests.gateway.conftest import (
     GUEST,

@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.adapters.base import Button, IncomingMessage, OutgoingFile
 from bot.app import assemble
+from bot.messages import Button, IncomingMessage, OutgoingFile
 from bot.models import Models
 from tests.crashing import log_ran, say_ready
 from tests.gateway.conftest import GUEST, OWNER, OWNER_CHAT, PurposeModel, make_settings

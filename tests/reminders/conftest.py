@@ -15,9 +15,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.adapters.base import Reply
 from bot.app import App, assemble
 from bot.chat.gateway import Gateway
+from bot.messages import Reply
 from bot.models import Models
 from bot.models.offline import OfflineModel
 from tests.gateway.conftest import GUEST, OWNER, RecordingAdapter, make_settings
@@ -61,7 +61,7 @@ class Desk:
 
 
 def _message(text: str, user: str, chat: str | None, message_id: str) -> Any:
-    from bot.adapters.base import IncomingMessage
+    from bot.messages import IncomingMessage
 
     return IncomingMessage("telegram", chat or user, message_id, user, text, f"user{user}")
 

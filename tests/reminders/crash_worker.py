@@ -26,8 +26,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.adapters.base import Button
 from bot.app import assemble
+from bot.messages import Button
 from bot.reminders.store import Reminder
 from tests.crashing import say_ready
 from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings

@@ -9,10 +9,10 @@ import pytest
 import telegram
 from telegram.error import RetryAfter
 
-from bot.adapters.base import IncomingMessage
 from bot.adapters.telegram.adapter import retry_after_seconds
 from bot.adapters.telegram.updates import Press, Unreadable, parse_update
 from bot.adapters.telegram.webhook import WebhookConfig
+from bot.messages import IncomingMessage
 
 ME = telegram.User(123456, "Frontdesk", is_bot=True, username="frontdesk_test_bot")
 BOT = telegram.Bot("123456:TEST-token")  # never initialised: no request is made

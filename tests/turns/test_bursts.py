@@ -11,10 +11,10 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from bot.adapters.base import Attachment, IncomingMessage, Reply
 from bot.chat.backlog import backlog_bursts
 from bot.chat.bursts import Bursts
 from bot.delivery.ledger import InboxItem
+from bot.messages import Attachment, IncomingMessage, Reply
 from tests.attachments.conftest import OWNER, Starter, start_telegram, telegram_server
 from tests.attachments.test_discord import reply_in, serving
 from tests.fakes.discord_server import OWNER_ID, discord_py_on_fake

@@ -22,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.adapters.base import IncomingMessage
 from bot.app import assemble
+from bot.messages import IncomingMessage
 from bot.models import Models
 from bot.models.base import Message
 from bot.models.base import Reply as ModelReply

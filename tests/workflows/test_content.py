@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.base import Reply
 from bot.adapters.console import ConsoleAdapter, console_message
 from bot.app import App, assemble
 from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
+from bot.messages import Reply
 from bot.models import Models
 from graphs.events import EventKind
 from tests.fakes.model import FakeModel

@@ -13,7 +13,7 @@ Live replies (``bot.delivery.live``) grow one message by edits; "typing…" stop
 
 Usage::
 
-    await run_discord(gateway, ledger, settings)    # ``frontdesk run`` with a token set
+    await run_discord(desk, cursors, settings, menu)  # ``frontdesk run`` with a token set
 """
 
 from __future__ import annotations
@@ -23,22 +23,14 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import aiohttp
 import discord
 from discord import app_commands
 
-from bot.adapters.base import (
-    Attachment,
-    Button,
-    IncomingMessage,
-    LiveRefused,
-    OutgoingFile,
-    PressResult,
-    Undeliverable,
-)
+from bot.adapters.base import Adapter, AdapterCursors
 from bot.adapters.discord import files as discord_files
 from bot.adapters.discord.base_url import point_discord_at
 from bot.adapters.discord.format import split_reply
@@ -46,10 +38,19 @@ from bot.adapters.discord.pacing import TYPING_EVERY_S, typing_once
 from bot.adapters.discord.pacing import DiscordTuning as DiscordTuning  # its home till now
 from bot.adapters.discord.ui import ApprovalButton, add_slash_commands, approval_view
 from bot.adapters.typing_indicator import Typing
-from bot.chat.gateway import Gateway
 from bot.config.banner import adapter_line, announce
 from bot.config.settings import Settings
-from bot.delivery.ledger import Ledger
+from bot.messages import (
+    Attachment,
+    Button,
+    Inbound,
+    IncomingMessage,
+    LiveRefused,
+    MenuCommand,
+    OutgoingFile,
+    PressResult,
+    Undeliverable,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -82,13 +83,14 @@ class DiscordAdapter(discord.Client):
     live_limit = LIVE_LIMIT
     caption_limit = 2000  # a message's text, with or without a file
 
-    def __init__(self, gateway: Gateway, ledger: Ledger, settings: Settings,
-                 tuning: DiscordTuning | None = None) -> None:
+    def __init__(self, desk: Inbound[Adapter], cursors: AdapterCursors, settings: Settings,
+                 menu: Sequence[MenuCommand] = (), tuning: DiscordTuning | None = None) -> None:
         self.tuning = tuning or DiscordTuning()
         super().__init__(intents=intents(), guild_ready_timeout=self.tuning.ready_timeout,
                          allowed_mentions=discord.AllowedMentions.none())
-        self.gateway = gateway
-        self.ledger = ledger  # the inbox (what is known) and the channel cursors
+        self.desk = desk  # the inbound port messages and presses go to
+        self.cursors = cursors  # each channel's last message taken
+        self.menu = list(menu)  # the chat commands, as slash commands
         self.owner_id = settings.discord_owner_id
         self.allowed_ids = settings.discord_allowed_users  # for the start-up banner
         self.tree: app_commands.CommandTree[DiscordAdapter] = app_commands.CommandTree(self)
@@ -102,7 +104,7 @@ class DiscordAdapter(discord.Client):
     async def setup_hook(self) -> None:
         """Before connecting: buttons from any earlier run, the slash commands."""
         self.add_dynamic_items(ApprovalButton)
-        add_slash_commands(self.tree, self.run_slash_command)
+        add_slash_commands(self.tree, self.menu, self.run_slash_command)
 
     async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
         if not initial:
@@ -261,14 +263,14 @@ class DiscordAdapter(discord.Client):
         if self.addressed_to_me(message):
             msg = self.incoming(message)
             if msg.text or msg.attachments:
-                accepted = self.gateway.accept(msg)  # None: a re-delivery, answered already
+                accepted = self.desk.accept(msg)  # None: a re-delivery, answered already
         self.passed(message.channel.id, message.id, reading_back=reading_back)
         if accepted is not None:
             async with self.typing_shown.showing(str(message.channel.id),
                                                  lambda: typing_once(message.channel)):
                 try:
                     # read back one by one: waiting for more lines would only add time
-                    await self.gateway.process(accepted, gather=not reading_back)
+                    await self.desk.process(accepted, gather=not reading_back)
                 except Exception:  # the inbox keeps it: answered at the next start
                     log.exception("handling Discord message %s failed", message.id)
 
@@ -276,18 +278,18 @@ class DiscordAdapter(discord.Client):
         """Move a channel's cursor past a taken message (never back: answers finish out of
         order); a live message in a channel not yet read back leaves it where it is."""
         name = CURSOR_PREFIX + str(channel_id)
-        current = self.ledger.cursor(name)
+        current = self.cursors.get(name)
         if current is None:  # a channel never seen: nothing before this message to read back
             self._read_back.add(channel_id)
         elif not reading_back and channel_id not in self._read_back:
             return
         if current is None or int(current) < message_id:
-            self.ledger.set_cursor(name, str(message_id))
+            self.cursors.set(name, str(message_id))
 
     async def catch_up(self) -> int:
         """Read every known channel from its cursor; answer what is new."""
         found = 0
-        for name, last in self.ledger.cursors(CURSOR_PREFIX).items():
+        for name, last in self.cursors.with_prefix(CURSOR_PREFIX).items():
             channel_id = int(name.removeprefix(CURSOR_PREFIX))
             try:
                 channel = await self.fetch_channel(channel_id)
@@ -313,7 +315,7 @@ class DiscordAdapter(discord.Client):
                 if self.user is not None:
                     announce(adapter_line("Discord", str(self.user), str(self.user.id),
                                           self.owner_id, self.allowed_ids))
-                await self.gateway.attach(self, background=True)
+                await self.desk.attach(self, background=True)
                 self.serving.set()
                 self._spawn(self._sync_commands())
             count = await self.catch_up()
@@ -327,7 +329,7 @@ class DiscordAdapter(discord.Client):
     async def press_button(self, user_id: str, token: str, press_id: str) -> PressResult:
         """A press, as ``discord_ui`` reports it: the gateway decides."""
         await self.serving.wait()
-        return await self.gateway.press(PLATFORM, user_id, token, press_id)
+        return await self.desk.press(PLATFORM, user_id, token, press_id)
 
     async def run_slash_command(self, interaction: discord.Interaction[Any], text: str) -> None:
         """Acknowledge by showing the command, then treat it as a typed message."""
@@ -339,7 +341,9 @@ class DiscordAdapter(discord.Client):
                               text=text, user_name=interaction.user.display_name,
                               is_private=interaction.guild_id is None)
         await self.serving.wait()
-        await self.gateway.handle(msg)
+        accepted = self.desk.accept(msg)
+        if accepted is not None:
+            await self.desk.process(accepted, gather=False)
 
     async def _sync_commands(self) -> None:
         try:
@@ -380,14 +384,15 @@ class DiscordAdapter(discord.Client):
         task.add_done_callback(self._background.discard)
 
 
-async def run_discord(gateway: Gateway, ledger: Ledger, settings: Settings, *,
+async def run_discord(desk: Inbound[Adapter], cursors: AdapterCursors, settings: Settings,
+                      menu: Sequence[MenuCommand] = (), *,
                       tuning: DiscordTuning | None = None) -> None:
     """Connect and serve until cancelled; a setup mistake stops the program with a clear
     message (``SystemExit``), never a stack trace."""
     if not settings.discord_bot_token:
         raise SystemExit("DISCORD_BOT_TOKEN is not set.")
     point_discord_at(settings.discord_base_url)
-    client = DiscordAdapter(gateway, ledger, settings,
+    client = DiscordAdapter(desk, cursors, settings, menu,
                             tuning or DiscordTuning.from_env(os.environ))
     try:
         async with client:

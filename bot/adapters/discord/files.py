@@ -19,8 +19,8 @@ import mimetypes
 import discord
 import httpx
 
-from bot.adapters.base import Attachment, OutgoingFile, kind_of
 from bot.media.download import download_capped
+from bot.messages import Attachment, OutgoingFile, kind_of
 
 UNDECLARED_CAP = 25 * 1024 * 1024  # above what Discord takes without a subscription
 

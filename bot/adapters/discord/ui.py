@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import discord
 from discord import app_commands
 
-from bot.adapters.base import Button, PressResult
 from bot.adapters.discord.format import DISCORD_MESSAGE_LIMIT
-from bot.chat.commands import COMMANDS, COMMANDS_WITH_ARGUMENT
+from bot.messages import Button, MenuCommand, PressResult
 
 log = logging.getLogger(__name__)
 
@@ -106,15 +105,18 @@ def decided_text(original: str, decision: str) -> str:
     return (body + tail).strip()
 
 
-def add_slash_commands(tree: app_commands.CommandTree[Any], run: CommandFn) -> None:
-    """Every chat command of ``bot.chat.commands`` as a slash command that calls ``run``."""
-    for name, description in COMMANDS:
-        tree.add_command(app_commands.Command(name=name, description=description[:100],
-                                              callback=_callback(name, run)))
+def add_slash_commands(tree: app_commands.CommandTree[Any], menu: Sequence[MenuCommand],
+                       run: CommandFn) -> None:
+    """Every chat command of the menu as a slash command that calls ``run``."""
+    for entry in menu:
+        tree.add_command(app_commands.Command(name=entry.name,
+                                              description=entry.description[:100],
+                                              callback=_callback(entry, run)))
 
 
-def _callback(name: str, run: CommandFn) -> Any:
-    if name in COMMANDS_WITH_ARGUMENT:
+def _callback(entry: MenuCommand, run: CommandFn) -> Any:
+    name = entry.name
+    if entry.takes_text:
         @app_commands.describe(text="what the command works on")
         async def with_text(interaction: discord.Interaction[Any], text: str) -> None:
             await run(interaction, f"/{name} {text}")

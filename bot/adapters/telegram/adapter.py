@@ -34,22 +34,23 @@ from telegram.error import (
     TelegramError,
 )
 
-from bot.adapters.base import (
-    Attachment,
-    Button,
-    ChatMoved,
-    Flooded,
-    LiveRefused,
-    OutgoingFile,
-    PressResult,
-    Undeliverable,
-)
+from bot.adapters.base import Adapter
 from bot.adapters.telegram import files as telegram_files
 from bot.adapters.telegram.format import split_reply
 from bot.adapters.telegram.markdown import escape_html, html_to_plain
 from bot.adapters.telegram.updates import PLATFORM, Press
 from bot.adapters.typing_indicator import Typing
-from bot.chat.gateway import Gateway
+from bot.messages import (
+    Attachment,
+    Button,
+    ChatMoved,
+    Flooded,
+    Inbound,
+    LiveRefused,
+    OutgoingFile,
+    PressResult,
+    Undeliverable,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -91,9 +92,9 @@ class TelegramAdapter:
     live_limit = LIVE_LIMIT
     caption_limit = CAPTION_LIMIT
 
-    def __init__(self, bot: Bot, gateway: Gateway, owner_id: str | None) -> None:
+    def __init__(self, bot: Bot, desk: Inbound[Adapter], owner_id: str | None) -> None:
         self.bot = bot
-        self.gateway = gateway
+        self.desk = desk  # the inbound port its presses go to
         self.owner_id = owner_id
         self.quiet_until: dict[str, float] = {}  # chat -> no write before (a flood answer)
         self.typing_shown = Typing(TYPING_EVERY_S, TYPING_AFTER_S)
@@ -275,7 +276,7 @@ class TelegramAdapter:
         """Hand a button press to the gateway, answer it, and edit the decision in."""
         # The callback query's id: a press replayed after a restart repeats it, a second
         # press of the same button does not.
-        result = await self.gateway.press(PLATFORM, press.user_id, press.data, press.query_id)
+        result = await self.desk.press(PLATFORM, press.user_id, press.data, press.query_id)
         try:
             await self.bot.answer_callback_query(press.query_id, result.alert[:200],
                                                  show_alert=not result.accepted)

@@ -18,9 +18,9 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from telegram import Bot, Message
 from telegram.error import BadRequest
 
-from bot.adapters.base import IMAGE_TYPES, Attachment
 from bot.media.attachments import FileTooLarge
 from bot.media.download import download_capped
+from bot.messages import IMAGE_TYPES, Attachment
 
 DEFAULT_BASE_FILE_URL = "https://api.telegram.org/file/bot"
 # Telegram's own kinds we do not read, by the Message attribute that carries them.

@@ -21,7 +21,7 @@ from typing import Any
 from telegram import Bot, User
 from telegram.error import Conflict, NetworkError, RetryAfter, TimedOut
 
-from bot.adapters.base import Accepted, IncomingMessage
+from bot.adapters.base import Adapter, AdapterCursors
 from bot.adapters.telegram.adapter import TelegramAdapter, retry_after_seconds
 from bot.adapters.telegram.updates import (
     ALLOWED_UPDATES,
@@ -30,9 +30,7 @@ from bot.adapters.telegram.updates import (
     Unreadable,
     parse_update,
 )
-from bot.chat.gateway import Gateway
-from bot.delivery.ledger import Ledger
-from sqlitedb import transaction
+from bot.messages import Accepted, Inbound, IncomingMessage
 
 log = logging.getLogger(__name__)
 OFFSET_CURSOR = "telegram:offset"
@@ -45,12 +43,13 @@ MAX_BACKOFF_S = 30.0
 class Intake:
     """Records updates durably and answers them, each chat in order."""
 
-    def __init__(self, bot: Bot, me: User, gateway: Gateway, adapter: TelegramAdapter,
-                 ledger: Ledger) -> None:
-        self.bot, self.me = bot, me
-        self.gateway = gateway
+    def __init__(self, bot: Bot, me: User, desk: Inbound[Adapter], adapter: TelegramAdapter,
+                 cursors: AdapterCursors) -> None:
+        self.bot = bot
+        self.me = me
+        self.desk = desk
         self.adapter = adapter
-        self.ledger = ledger  # the gateway's: a batch and its offset share one transaction
+        self.cursors = cursors  # a batch and its offset share one transaction
         self._chains: dict[str, asyncio.Task[None]] = {}  # chat -> its latest job
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -59,12 +58,12 @@ class Intake:
         """Record the new messages and presses of a batch (and, when ``confirm``, the offset
         past it) in one transaction; return what is to be answered."""
         todo: list[Accepted | Press] = []
-        with transaction(self.ledger.conn):
+        with self.cursors.together():
             for raw in raws:
                 try:
                     item = parse_update(raw, self.bot, self.me)
                     if isinstance(item, IncomingMessage):
-                        if (accepted := self.gateway.accept(item)) is not None:
+                        if (accepted := self.desk.accept(item)) is not None:
                             todo.append(accepted)
                     elif isinstance(item, Press) and self._keep_press(item):
                         todo.append(item)
@@ -74,25 +73,25 @@ class Intake:
                     self._fail(item)
             ids = [raw["update_id"] for raw in raws if isinstance(raw.get("update_id"), int)]
             if confirm and ids:
-                self.ledger.set_cursor(OFFSET_CURSOR, str(max(ids) + 1))
+                self.cursors.set(OFFSET_CURSOR, str(max(ids) + 1))
         return todo
 
     def _fail(self, item: Unreadable) -> None:
         log.warning("Telegram update %s is unreadable (%s); marked failed", item.update_id,
                     item.reason)
-        self.ledger.record_failed(PLATFORM, item.chat_id, item.message_id, item.user_id,
-                                  {"update_id": item.update_id}, item.reason)
+        self.desk.unreadable(PLATFORM, item.chat_id, item.message_id, item.user_id,
+                             {"update_id": item.update_id}, item.reason)
 
     def _keep_press(self, press: Press) -> bool:
         key = f"{PRESS_PREFIX}{press.update_id}"
-        if self.ledger.cursor(key) is not None:
+        if self.cursors.get(key) is not None:
             return False  # delivered before: handled, or being handled
-        self.ledger.set_cursor(key, json.dumps(press.to_json()))
+        self.cursors.set(key, json.dumps(press.to_json()))
         return True
 
     async def replay_presses(self) -> None:
         """Answer the presses a crash left unhandled."""
-        for value in self.ledger.cursors(PRESS_PREFIX).values():
+        for value in self.cursors.with_prefix(PRESS_PREFIX).values():
             if value != PRESS_DONE:
                 self.dispatch(Press.from_json(json.loads(value)))
 
@@ -107,12 +106,12 @@ class Intake:
         try:
             if isinstance(item, Press):
                 await self.adapter.press(item)
-                self.ledger.set_cursor(f"{PRESS_PREFIX}{item.update_id}", PRESS_DONE)
+                self.cursors.set(f"{PRESS_PREFIX}{item.update_id}", PRESS_DONE)
             elif item.level is None:
-                await self.gateway.process(item)  # a stranger: one refusal, no typing
+                await self.desk.process(item)  # a stranger: one refusal, no typing
             else:
                 async with self.adapter.typing(item.message.chat_id):
-                    await self.gateway.process(item)
+                    await self.desk.process(item)
         except Exception:
             log.exception("answering a Telegram update failed")
 
@@ -150,7 +149,7 @@ class Intake:
     async def poll_forever(self) -> None:
         """Fetch, record, confirm, answer in the background; again, until cancelled."""
         await self.adapter.call("-", lambda: self.bot.delete_webhook(drop_pending_updates=False))
-        offset = int(self.ledger.cursor(OFFSET_CURSOR) or 0)
+        offset = int(self.cursors.get(OFFSET_CURSOR) or 0)
         backoff = 1.0
         while True:
             try:
@@ -171,7 +170,7 @@ class Intake:
                 continue
             for item in self.accept(batch, confirm=True):
                 self.dispatch(item)
-            offset = int(self.ledger.cursor(OFFSET_CURSOR) or offset)
+            offset = int(self.cursors.get(OFFSET_CURSOR) or offset)
 
     async def fetch(self, offset: int) -> list[Any]:
         """One long poll for raw updates (parsed later, one by one)."""

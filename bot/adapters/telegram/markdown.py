@@ -4,7 +4,7 @@ Pure functions: ``markdown_to_html`` and ``markdown_to_plain`` for a whole reply
 ``parse_markdown`` gives the token stream (visible text and tags) that ``render`` turns into
 HTML for ``parse_mode="HTML"`` and ``visible_text`` into what a reader sees, which is what
 ``bot.adapters.telegram.format`` cuts into parts. A backslash before a Markdown character
-(``bot.adapters.base.MARKUP_CHARS``) shows it as typed.
+(``bot.config.text.MARKUP_CHARS``) shows it as typed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from bot.adapters.base import MARKUP_CHARS
+from bot.config.text import MARKUP_CHARS
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Start Telegram: sign in, register the menu, attach the adapter, then poll or serve a webhook.
 
-``run_telegram(gateway, ledger, settings)`` is what ``frontdesk run`` starts when
+``run_telegram(desk, cursors, settings, menu)`` is what ``frontdesk run`` starts when
 ``TELEGRAM_BOT_TOKEN`` is set. It checks the token (getMe), registers the chat commands, sends
 what the outbox still owes, answers what a crash left open, then receives updates by long
 polling (``telegram_intake``) or, when ``FRONTDESK_TELEGRAM_WEBHOOK_URL`` is set, through a
@@ -14,7 +14,7 @@ import asyncio
 import logging
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import httpx
 from telegram import Bot, BotCommand, User
@@ -22,15 +22,14 @@ from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBUserWarning
 
+from bot.adapters.base import Adapter, AdapterCursors
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.adapters.telegram.files import base_file_url
 from bot.adapters.telegram.intake import Intake
 from bot.adapters.telegram.webhook import WebhookConfig, serve_webhook
-from bot.chat.commands import COMMANDS
-from bot.chat.gateway import Gateway
 from bot.config.banner import adapter_line, announce
 from bot.config.settings import Settings
-from bot.delivery.ledger import Ledger
+from bot.messages import Inbound, MenuCommand
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +53,10 @@ def make_bot(settings: Settings) -> Bot:
                                                 httpx_kwargs=tls))
 
 
-async def register_commands(bot: Bot) -> None:
+async def register_commands(bot: Bot, menu: Sequence[MenuCommand]) -> None:
     """The command menu: /start and the chat commands every adapter shares."""
     commands = [BotCommand("start", START_DESCRIPTION)]
-    commands += [BotCommand(name, description) for name, description in COMMANDS]
+    commands += [BotCommand(entry.name, entry.description) for entry in menu]
     try:
         await bot.set_my_commands(commands)
     except TelegramError as error:  # a menu is a nicety: never a reason not to start
@@ -82,12 +81,14 @@ async def signed_in(settings: Settings, max_delay: float = 60.0) -> Bot:
             delay = min(delay * 2, max_delay)
 
 
-async def run_telegram(gateway: Gateway, ledger: Ledger, settings: Settings,
+async def run_telegram(desk: Inbound[Adapter], cursors: AdapterCursors, settings: Settings,
+                       menu: Sequence[MenuCommand],
                        environ: Mapping[str, str] | None = None) -> None:
     """Serve Telegram until cancelled: polling, or a webhook when one is configured.
 
-    ``ledger`` is the gateway's own (the intake records an update's message and the new
-    offset in one transaction on its connection).
+    ``desk`` is the inbound port the updates go to; ``cursors`` keeps the update offset (on
+    the inbox's connection: an update's message and the new offset land in one transaction);
+    ``menu`` is the chat commands Telegram's menu lists.
     """
     # Raw updates come through ``do_api_request("getUpdates")``, which PTB frowns upon.
     warnings.filterwarnings("ignore", message="Please use 'Bot.getUpdates'",
@@ -98,10 +99,10 @@ async def run_telegram(gateway: Gateway, ledger: Ledger, settings: Settings,
         log.info("Telegram: signed in as @%s", me.username)
         announce(adapter_line("Telegram", f"@{me.username}", str(me.id),
                               settings.telegram_owner_id, settings.telegram_allowed_users))
-        adapter = TelegramAdapter(bot, gateway, settings.telegram_owner_id)
-        intake = Intake(bot, me, gateway, adapter, ledger)
-        await register_commands(bot)
-        await gateway.attach(adapter, background=True)
+        adapter = TelegramAdapter(bot, desk, settings.telegram_owner_id)
+        intake = Intake(bot, me, desk, adapter, cursors)
+        await register_commands(bot, menu)
+        await desk.attach(adapter, background=True)
         await intake.replay_presses()
         try:
             if webhook is not None:

@@ -18,8 +18,8 @@ from typing import Any
 from telegram import Bot, Message, MessageEntity, Update, User
 from telegram.constants import ChatType
 
-from bot.adapters.base import IncomingMessage
 from bot.adapters.telegram.files import attachments_of
+from bot.messages import IncomingMessage
 
 log = logging.getLogger(__name__)
 PLATFORM = "telegram"

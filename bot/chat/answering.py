@@ -1,0 +1,159 @@
+"""One turn answered: counted, read, routed through the handlers, delivered, closed.
+
+The gateway hands a turn here with its chat's lock held (``answer``): its lines' tries are
+counted first (a message whose answer crashed the process ``MAX_TRIES`` times is set aside,
+visibly), a too-long text is refused before any model reads it, files become text and images
+(``bot.media.attachments``, built on first use), the handlers (``bot.chat.handlers``) are asked
+in order within the answer deadline while the answer is shown as it is written
+(``bot.delivery.live``), and the reply goes out through the outbox before its messages are
+closed in the inbox. A clean stop gives the tries back; any other failure is a visible answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from bot.chat.bursts import merged
+from bot.chat.decisions import FAILURE
+from bot.chat.handlers import Handler, Turn
+from bot.chat.senders import history_key, run_id_for, storable
+from bot.delivery.inbox import Inbox
+from bot.delivery.live import LiveReplies
+from bot.delivery.outbox import Outbox
+from bot.messages import IncomingMessage, Reply
+from bot.models.choices import in_chat
+from graphs.runs import Runs
+from memory.notes import Memory
+
+if TYPE_CHECKING:  # the pipeline is built on the first message with files
+    from bot.media.attachments import Attachments
+
+log = logging.getLogger("bot.chat.gateway")
+
+TOO_SLOW = "This took too long, so I stopped; please try again."
+MAX_MESSAGE_CHARS = 16_000
+TOO_LONG = ("That message is too long for me ({:,} characters; I read at most "
+            f"{MAX_MESSAGE_CHARS:,}). Please send a shorter one.")
+MAX_TRIES = 3  # a message whose answer crashed the process this often is given up, visibly
+GAVE_UP = ("Sorry, I could not answer this message: working on it stopped me {} times, so I "
+           "have set it aside. Please send it again in other words.")
+
+
+class Answerer:
+    """Answers one turn at a time per chat (the gateway holds the chat's lock)."""
+
+    def __init__(self, *, inbox: Inbox, outbox: Outbox, handlers: Sequence[Handler],
+                 memory: Memory, runs: Runs, deadline: float,
+                 make_files: Callable[[], Attachments],
+                 live: LiveReplies | None = None) -> None:
+        """``handlers`` in the order they are asked; ``deadline`` seconds per turn;
+        ``make_files`` builds the attachments pipeline on the first message with files."""
+        self.inbox = inbox
+        self.outbox = outbox
+        self.handlers = list(handlers)
+        self.memory = memory  # the chat's history: the assistant's side is kept here
+        self.runs = runs  # a turn past its deadline ends its run as failed
+        self.deadline = deadline
+        self.make_files = make_files
+        self.live = live
+        self._files: Attachments | None = None
+
+    @property
+    def files(self) -> Attachments:
+        """Photos, voice and documents become text and images (built on first use)."""
+        if self._files is None:
+            self._files = self.make_files()
+        return self._files
+
+    async def answer(self, burst: list[IncomingMessage], is_owner: bool) -> Reply:
+        """Answer a burst of one person's messages as one (its chat's lock held): deliver,
+        record, keep the history. Each try is counted first; past MAX_TRIES (every earlier one
+        crashed the process: a poison message) the burst is set aside, visibly."""
+        msg = merged(burst)
+        ids = [line.message_id for line in burst]
+        tries = max(self.inbox.take_up(msg.platform, msg.chat_id, id_) for id_ in ids)
+        if tries > MAX_TRIES:
+            return await self._give_up(msg, ids, tries - 1)
+        msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
+        if len(ids) > 1:  # before the run: after a crash the same lines are one turn again
+            self.inbox.join_run(msg.platform, msg.chat_id, ids, run_id_for(msg))
+        deadline = asyncio.timeout(self.deadline)
+        try:
+            with in_chat(msg.platform, msg.chat_id):  # its model calls: this chat's /model
+                async with deadline, self._showing(msg):  # live updates stop before delivery
+                    reply = await self._answer(Turn(msg, is_owner, {"messages": ids}
+                                                    if ids[1:] else {}))
+        except asyncio.CancelledError:  # a clean stop (SIGTERM): the messages stay open, and
+            for id_ in ids:  # are not poison
+                self.inbox.give_back(msg.platform, msg.chat_id, id_)
+            raise
+        except Exception as exc:
+            reply = self._failed(msg, exc, deadline.expired())
+        await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
+                                  reply.buttons, file=reply.file)
+        status = "failed" if reply.route == "failed" else "answered"
+        self.inbox.finish_all(msg.platform, msg.chat_id, ids, status, reply.route)
+        self.discard(msg)
+        if reply.route not in {"command", "failed"}:
+            self.memory.add_history(history_key(msg), "assistant", reply.text)
+        return reply
+
+    async def _give_up(self, msg: IncomingMessage, ids: list[str], crashes: int) -> Reply:
+        log.error("message %s/%s crashed its answer %d times; marked failed",
+                  msg.platform, msg.message_id, crashes)
+        for id_ in ids:
+            self.inbox.fail(msg.platform, msg.chat_id, id_, f"gave up after {crashes} tries")
+        reply = Reply(GAVE_UP.format(crashes), "failed", run_id_for(msg))
+        await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
+        self.discard(msg)  # set aside: its files are not needed any more
+        return reply
+
+    async def _answer(self, turn: Turn) -> Reply:
+        msg = turn.message
+        if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
+            return Reply(TOO_LONG.format(len(msg.text)), "refused")
+        if not msg.attachments:
+            return await self.route(turn)
+        # files become text and images first (bot.media.attachments)
+        prepared = await self.files.prepare(msg, self.outbox.adapter(msg.platform))
+        if prepared.answer is not None:
+            return Reply(prepared.answer, prepared.route)
+        read = replace(msg, text=storable(prepared.text))
+        reply = await self.route(Turn(read, turn.is_owner, prepared.state()))
+        return replace(reply, text=prepared.framed(reply.text, msg.platform))
+
+    async def route(self, turn: Turn) -> Reply:
+        """The reply of the first handler that takes the turn (the last takes every one)."""
+        for handler in self.handlers:
+            reply = await handler.answer(turn)
+            if reply is not None:
+                return reply
+        raise LookupError("no handler took the turn: the list must end with one that takes all")
+
+    def _showing(self, msg: IncomingMessage) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The answer to ``msg`` shown in its chat as it is written (FRONTDESK_STREAM)."""
+        if self.live is None:
+            return contextlib.nullcontext()
+        return self.live.showing(msg.platform, msg.chat_id, msg.message_id, msg.is_private)
+
+    def discard(self, msg: IncomingMessage) -> None:
+        """The message is answered: its files (if it had any) are not needed any more."""
+        if msg.attachments:
+            self.files.discard(msg)
+
+    def _failed(self, msg: IncomingMessage, exc: Exception, past_deadline: bool) -> Reply:
+        """The visible answer to a message whose work failed, or ran past its deadline (then
+        its run ends as failed with reason ``deadline`` and the chat is free again)."""
+        run_id = run_id_for(msg)
+        if past_deadline and isinstance(exc, TimeoutError):
+            log.warning("message %s/%s stopped at its deadline (%.0f s)", msg.platform,
+                        msg.message_id, self.deadline)
+            self.runs.fail(run_id, "deadline")
+            return Reply(TOO_SLOW, "failed", run_id)
+        log.error("message %s/%s failed", msg.platform, msg.message_id, exc_info=exc)
+        return Reply(FAILURE, "failed", run_id)

@@ -1,0 +1,69 @@
+"""Button tokens: the opaque, unguessable token an inline button sends back, and its kind.
+
+A token stands for one answer to one wait (``ButtonTarget``) and carries its *kind* — which
+handler takes its press: ``run`` (a run's wait), ``pairing`` (Allow / Block for a stranger),
+``meeting`` (a booking's Cancel or Reschedule) — written into the token itself
+(``kind.random``), so a press is dispatched by what the button is, not by the shape of a run
+id, and the stored rows keep the format they always had. A token made before kinds were
+written has none (``kind`` is ""): its handler is found by the run id it was made for, the one
+place the old rule remains.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bot.messages import Button
+
+TOKEN_BYTES = 16  # 22 characters: with a kind, well inside Telegram's 64 bytes
+
+
+@dataclass(frozen=True)
+class ButtonTarget:
+    """What an opaque button token stands for: an answer to one wait, and the button's kind."""
+
+    run_id: str
+    wait_key: str
+    answer: str
+    label: str
+    kind: str = ""  # "" for a token made before kinds were written
+
+
+class Buttons:
+    """The ``buttons`` table."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def issue(self, kind: str, run_id: str, wait_key: str, answer: str, label: str) -> str:
+        """A new token of ``kind`` for one answer to one wait."""
+        token = f"{kind}.{secrets.token_urlsafe(TOKEN_BYTES)}"
+        self.conn.execute(
+            "INSERT INTO buttons (token, run_id, wait_key, answer, label, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)", (token, run_id, wait_key, answer, label, time.time()))
+        return token
+
+    def for_options(self, kind: str, run_id: str, wait_key: str,
+                    options: list[tuple[str, str]]) -> list[Button]:
+        """One button per (answer, label), each with a token of its own."""
+        return [Button(label, self.issue(kind, run_id, wait_key, answer, label))
+                for answer, label in options]
+
+    def for_wait(self, run_id: str, wait: dict[str, Any]) -> list[Button]:
+        """One ``run`` button per option of a run's wait, labelled with the option."""
+        options = [(str(option), str(option)) for option in wait.get("options") or []]
+        return self.for_options("run", run_id, str(wait["key"]), options)
+
+    def find(self, token: str) -> ButtonTarget | None:
+        """What a pressed token means, or None for a forged or unknown one."""
+        row = self.conn.execute(
+            "SELECT run_id, wait_key, answer, label FROM buttons WHERE token = ?",
+            (token[:64],)).fetchone()
+        if row is None:
+            return None
+        kind = token.partition(".")[0] if "." in token else ""
+        return ButtonTarget(str(row[0]), str(row[1]), str(row[2]), str(row[3]), kind)

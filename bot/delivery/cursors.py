@@ -1,0 +1,42 @@
+"""The cursors: where each adapter keeps its place (an update offset, the last message seen).
+
+A plain name -> value table, written by the adapters (handed this store as their
+``bot.adapters.base.AdapterCursors``) and by the owner's decisions (the id of the press that
+decided a wait). ``together`` is one transaction over the same connection as the inbox, so a
+batch of messages recorded and the offset past them land all or nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import AbstractContextManager
+
+from sqlitedb import transaction
+
+
+class Cursors:
+    """The ``cursors`` table."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def get(self, name: str) -> str | None:
+        """The value kept under ``name``, or None."""
+        row = self.conn.execute("SELECT value FROM cursors WHERE name = ?", (name,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set(self, name: str, value: str) -> None:
+        """Keep ``value`` under ``name``."""
+        self.conn.execute(
+            "INSERT INTO cursors (name, value) VALUES (?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET value = excluded.value", (name, value))
+
+    def with_prefix(self, prefix: str) -> dict[str, str]:
+        """Every name starting with ``prefix``, with its value."""
+        rows = self.conn.execute("SELECT name, value FROM cursors WHERE name LIKE ? ESCAPE '\\'",
+                                 (prefix.replace("%", "\\%").replace("_", "\\_") + "%",))
+        return {str(name): str(value) for name, value in rows.fetchall()}
+
+    def together(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One transaction over the ledger's connection (all or nothing)."""
+        return transaction(self.conn)

@@ -1,0 +1,29 @@
+"""The chat index: each run the gateway starts, filed under the chat it was started in.
+
+The run layer keeps no chat notions; this index is how a typed answer finds the question its
+chat is waiting on, and how a guest's typed pick finds their own offer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+
+class RunChats:
+    """The ``run_chats`` table."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def file(self, run_id: str, platform: str, chat_id: str) -> None:
+        """File a run under the chat it was started in (once; a restart files it again)."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO run_chats (run_id, platform, chat_id, started_at)"
+            " VALUES (?, ?, ?, ?)", (run_id, platform, chat_id, time.time()))
+
+    def of_chat(self, platform: str, chat_id: str) -> set[str]:
+        """The ids of the runs started in this chat."""
+        rows = self.conn.execute("SELECT run_id FROM run_chats WHERE platform = ? AND"
+                                 " chat_id = ?", (platform, chat_id))
+        return {row[0] for row in rows}
