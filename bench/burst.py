@@ -66,7 +66,7 @@ async def burst(window: float, gap: float, home: Path) -> Outcome:
         bot = make_bot(settings)
         await bot.initialize()
         adapter = TelegramAdapter(bot, services.gateway, settings.telegram_owner_id)
-        intake = Intake(bot, bot.bot, services.gateway, adapter, services.ledger)
+        intake = Intake(bot, bot.bot, services.gateway, adapter, services.cursors)
         await services.gateway.attach(adapter)
         server.add_chat(OWNER)
         polling = asyncio.create_task(intake.poll_forever())
@@ -76,9 +76,9 @@ async def burst(window: float, gap: float, home: Path) -> Outcome:
             server.push_message(OWNER, OWNER, line)
         sent_last = time.perf_counter()
         deadline = sent_last + 60
-        while services.ledger.conn.execute(
+        while services.inbox.conn.execute(
                 "SELECT count(*) FROM inbox WHERE status != 'answered'").fetchone()[0] \
-                or services.ledger.conn.execute("SELECT count(*) FROM inbox").fetchone()[0] \
+                or services.inbox.conn.execute("SELECT count(*) FROM inbox").fetchone()[0] \
                 < len(LINES):
             assert time.perf_counter() < deadline, "the burst was not answered in 60 s"
             await asyncio.sleep(0.01)

@@ -156,7 +156,7 @@ async def bench(home: Path, sequential: int, burst: int) -> None:
     assert len(adapter.sent) == total, (len(adapter.sent), total)
     per_chat = Counter(chat for chat, _ in adapter.sent)
     assert per_chat[OWNER] == sequential and all(per_chat[c] == burst for c in chats)
-    conn = services.ledger.conn
+    conn = services.inbox.conn
     inbox = dict(conn.execute("SELECT status, COUNT(*) FROM inbox GROUP BY status").fetchall())
     assert inbox == {"answered": total}, inbox
     rows = conn.execute("SELECT COUNT(*), COUNT(DISTINCT platform || chat_id || reply_key),"

@@ -44,7 +44,7 @@ class TelegramBot:
 
     async def pump(self) -> None:
         """Take the waiting updates as the long poll does, and answer them all."""
-        offset = int(self.services.ledger.cursor(OFFSET_CURSOR) or 0)
+        offset = int(self.services.cursors.get(OFFSET_CURSOR) or 0)
         raws = await self.intake.fetch(offset)
         for item in self.intake.accept([r for r in raws if isinstance(r, dict)],
                                        confirm=True):
@@ -92,7 +92,7 @@ async def start_telegram(telegram_server: FakeTelegramServer, tmp_path: Path,
         bot = make_bot(settings)
         await bot.initialize()
         adapter = TelegramAdapter(bot, gateway, settings.telegram_owner_id)
-        intake = Intake(bot, bot.bot, gateway, adapter, services.ledger)
+        intake = Intake(bot, bot.bot, gateway, adapter, services.cursors)
         await gateway.attach(adapter)
         for chat in (OWNER, GUEST):
             telegram_server.add_chat(chat)
@@ -104,5 +104,5 @@ async def start_telegram(telegram_server: FakeTelegramServer, tmp_path: Path,
     for running in started:
         await running.intake.drain()
         await running.adapter.bot.shutdown()
-        if running.gateway.files.transcriber is not None:
-            await running.gateway.files.transcriber.aclose()
+        if running.services.answerer.files.transcriber is not None:
+            await running.services.answerer.files.transcriber.aclose()

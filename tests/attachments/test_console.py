@@ -57,12 +57,13 @@ def test_chat_attach_a_photo_without_text_and_a_missing_file(tmp_path: Path) -> 
 async def test_the_console_attach_command(tmp_path: Path) -> None:
     notes = tmp_path / "my list.txt"
     notes.write_text("oat milk\nrye bread\n", encoding="utf-8")
-    gateway = assemble(settings_for(tmp_path / "home")).gateway
+    settings = settings_for(tmp_path / "home")
+    gateway = assemble(settings).gateway
     await gateway.start()
     typed = io.StringIO(f'/attach "{notes}" remember this\n/attach {tmp_path}/none.txt\n'
                         "/attach\nexit\n")
     out = io.StringIO()
-    await run_console(gateway, typed, out)
+    await run_console(gateway, settings.home, typed, out)
     shown = out.getvalue()
     assert "Saved to your notes: this\n\n[Document my list.txt (text), its text:]\noat milk" \
         in shown

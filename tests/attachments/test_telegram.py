@@ -149,7 +149,7 @@ async def test_a_failed_transcription_is_answered_and_the_message_marked_failed(
     [reply] = tg.replies(OWNER)
     assert "couldn't transcribe your recording" in reply and "send it again" in reply
     message_id = str(update["message"]["message_id"])
-    assert tg.services.ledger.status("telegram", str(OWNER), message_id) == "failed"
+    assert tg.services.inbox.status("telegram", str(OWNER), message_id) == "failed"
     openai_fake.transcript_text = "second try"  # the sender sends it again: it works
     telegram_server.push_voice(OWNER, OWNER, voice_note())
     await tg.pump()
@@ -198,7 +198,7 @@ async def test_a_file_fetched_before_a_crash_is_not_fetched_again_after_the_rest
                                   "text/plain", caption="remember this")
     raws = await crashed.intake.fetch(0)
     [accepted] = crashed.intake.accept(raws, confirm=True)  # recorded, confirmed ...
-    await crashed.gateway.files.prepare(accepted.message, crashed.adapter)  # ... and fetched
+    await crashed.services.answerer.files.prepare(accepted.message, crashed.adapter)  # ... and fetched
     assert sum(telegram_server.downloads.values()) == 1 and kept_files(tmp_path / "home")
     restarted = await start_telegram()  # the same home: the message is still open
     assert restarted.replies(OWNER)[-1].startswith("Saved to your notes: this")

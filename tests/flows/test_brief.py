@@ -182,8 +182,8 @@ async def test_only_the_owner_gets_a_briefing(desk: Desk) -> None:
 
 
 async def test_the_scheduled_briefing_reaches_the_owner_once_per_day(desk: Desk) -> None:
-    await desk.gateway.scheduled_brief("2030-01-02")
-    await desk.gateway.scheduled_brief("2030-01-02")  # e.g. a crash before the day was marked
+    await desk.app.briefing.scheduled("2030-01-02")
+    await desk.app.briefing.scheduled("2030-01-02")  # e.g. a crash before the day was marked
     asked = [text for chat, text in desk.console.sent if "Send this briefing?" in text]
     assert len(asked) == 1 and [r.id for r in desk.app.store.runs()] == ["brief-2030-01-02"]
     done = await desk.say("1")

@@ -57,7 +57,7 @@ async def main(folder: Path, mode: str) -> None:
         raise AssertionError("the poison did not kill the process")
     await gateway.handle(IncomingMessage("telegram", OWNER, "2", OWNER, "hello"))
     print(json.dumps({"sent": adapter.to(OWNER),
-                      "status": services.ledger.status("telegram", OWNER, "1")}))
+                      "status": services.inbox.status("telegram", OWNER, "1")}))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ async def test_console_answers_each_line_with_route_and_cost_until_exit(
         harness: Harness) -> None:
     typed = io.StringIO("hi there!\n\n/notes\nexit\nnever read\n")
     out = io.StringIO()
-    await run_console(harness.gateway, typed, out)
+    await run_console(harness.gateway, harness.services.settings.home, typed, out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("Frontdesk console")
     assert "> quick: hi there!" in lines
@@ -33,13 +33,13 @@ async def test_on_a_terminal_the_status_line_is_dim(harness: Harness) -> None:
             return True
 
     out = Terminal()
-    await run_console(harness.gateway, io.StringIO("hi there!\n"), out)
+    await run_console(harness.gateway, harness.services.settings.home, io.StringIO("hi there!\n"), out)
     assert f"{ANSI_DIM}  · quick_reply" in out.getvalue()
 
 
 async def test_console_ends_at_end_of_input(harness: Harness) -> None:
     out = io.StringIO()
-    await run_console(harness.gateway, io.StringIO("hello\n"), out)
+    await run_console(harness.gateway, harness.services.settings.home, io.StringIO("hello\n"), out)
     assert out.getvalue().endswith("> \n")
 
 
@@ -51,7 +51,7 @@ async def test_on_a_terminal_an_answer_being_written_shows_as_a_growing_preview(
 
     harness.big.chunk_delay_s = 0.01
     out = Terminal()
-    await run_console(harness.gateway, io.StringIO("what is on my mind today?\n"), out)
+    await run_console(harness.gateway, harness.services.settings.home, io.StringIO("what is on my mind today?\n"), out)
     shown = out.getvalue()
     answer = "agent: what is on my mind today?"
     assert harness.big.streamed == 1

@@ -36,6 +36,6 @@ async def test_a_clean_stop_mid_answer_does_not_count_as_a_try(
     answering.cancel()  # what a SIGTERM's stop does to the work under way
     with contextlib.suppress(asyncio.CancelledError):
         await answering
-    assert desk.services.ledger.status(msg.platform, msg.chat_id, msg.message_id) == "received"
+    assert desk.services.inbox.status(msg.platform, msg.chat_id, msg.message_id) == "received"
     # the interrupted try was given back: the next try is the first (a crash's would count)
-    assert desk.services.ledger.take_up(msg.platform, msg.chat_id, msg.message_id) == 1
+    assert desk.services.inbox.take_up(msg.platform, msg.chat_id, msg.message_id) == 1

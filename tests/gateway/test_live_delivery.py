@@ -75,7 +75,7 @@ async def test_the_final_parts_are_edits_of_the_live_messages_and_extras_go(
     assert adapter.writes == [("final", "11", "short final answer"), ("delete", "12", ""),
                               ("delete", "13", "")]
     assert adapter.sent == []  # no new message: the edit was the delivery
-    [part] = harness.services.ledger.parts("telegram", CHAT, "m-1")
+    [part] = harness.services.parts.parts("telegram", CHAT, "m-1")
     assert part.sent and shown.of("telegram", CHAT, "m-1") == {}
     await harness.services.outbox.flush("telegram")  # after a restart: nothing again
     assert len(adapter.writes) == 3

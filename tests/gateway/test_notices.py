@@ -118,7 +118,7 @@ async def test_a_guests_markup_reaches_the_discord_owner_as_plain_quoted_text(
         home: Path, discord_fake: FakeDiscord) -> None:
     services = services_on(home, FakeClock(), DISCORD_OWNER_ID=str(OWNER_ID),
                            DISCORD_BOT_TOKEN=TOKEN)
-    adapter = DiscordAdapter(services.gateway, services.ledger, services.settings,
+    adapter = DiscordAdapter(services.gateway, services.cursors, services.settings,
                              DiscordTuning(ready_timeout=0.05, identify_delay=0.0,
                                            retry_base_s=0.01))
     running = asyncio.create_task(adapter.start(TOKEN))

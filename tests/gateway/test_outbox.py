@@ -39,20 +39,20 @@ async def test_a_notice_goes_through_the_outbox_with_no_gateway(home: Path) -> N
     answer = await services.notifier.notify(guest("m1"), "the boiler is leaking")
     assert answer.startswith("I've passed your message on to the owner")
     assert adapter.sent == [(OWNER_CHAT, NOTICE)]
-    assert services.ledger.unsent("telegram") == []
+    assert services.parts.unsent("telegram") == []
 
 
 async def test_a_notice_before_any_adapter_waits_and_leaves_at_attach(home: Path) -> None:
     services = services_in(home)
     await services.notifier.notify(guest("m1"), "the boiler is leaking")
-    [waiting] = services.ledger.unsent("telegram")
+    [waiting] = services.parts.unsent("telegram")
     assert (waiting.chat_id, waiting.text) == (f"user:{OWNER}", NOTICE)  # no adapter to ask
     gateway = services.gateway
     assert gateway.outbox is services.notifier.outbox
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
     assert adapter.sent == [(f"user:{OWNER}", NOTICE)]
-    assert services.ledger.unsent("telegram") == []
+    assert services.parts.unsent("telegram") == []
 
 
 async def test_a_notice_is_keyed_by_the_message_it_answers(home: Path) -> None:
@@ -74,8 +74,8 @@ async def test_replies_and_notices_of_one_run_leave_through_one_outbox(
     h.big.enqueue(text="I've told the owner.")
     await h.send("urgent: the server is down", GUEST, message_id="g1")
     assert [chat for chat, _ in h.adapter.sent] == [OWNER_CHAT, GUEST]
-    keys = [part.reply_key for part in h.services.ledger.parts("telegram", GUEST, "g1")]
-    assert keys == ["g1"] and h.services.ledger.unsent("telegram") == []
+    keys = [part.reply_key for part in h.services.parts.parts("telegram", GUEST, "g1")]
+    assert keys == ["g1"] and h.services.parts.unsent("telegram") == []
 
 
 class RefusingAdapter(RecordingAdapter):
@@ -93,13 +93,13 @@ class RefusingAdapter(RecordingAdapter):
 async def test_a_refused_part_is_marked_failed_and_a_moved_chat_is_followed(home: Path) -> None:
     services = services_in(home)
     for chat, key in (("blocked", "k1"), ("old-group", "k2"), (GUEST, "k3")):
-        services.ledger.enqueue("telegram", chat, key, [f"for {chat}"])
+        services.parts.enqueue("telegram", chat, key, [f"for {chat}"])
     adapter = RefusingAdapter()
     services.outbox.register(adapter)
     await services.outbox.flush("telegram")  # never raises for one bad chat
     assert adapter.sent == [("supergroup", "for old-group"), (GUEST, f"for {GUEST}")]
-    assert services.ledger.unsent("telegram") == []
-    [failure] = services.ledger.failures()
+    assert services.parts.unsent("telegram") == []
+    [failure] = services.parts.failures()
     assert (failure.kind, failure.chat_id) == ("part", "blocked")
     await services.outbox.deliver("telegram", "old-group", "k4", "later")  # remembered
     assert adapter.sent[-1] == ("supergroup", "later")

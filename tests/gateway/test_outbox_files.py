@@ -119,7 +119,7 @@ async def test_a_refused_file_is_marked_failed_and_the_chat_goes_on(
     await services.outbox.deliver("telegram", str(CHAT), "k6", "Booked: Tue", file=ics_file())
     await services.outbox.deliver("telegram", str(CHAT), "k7", "and then this")
     assert [m.text for m in tg.server.messages_to(CHAT)] == ["and then this"]
-    [failure] = services.ledger.failures()
+    [failure] = services.parts.failures()
     assert failure.kind == "part" and failure.item == "k6 part 1/1"
     await services.outbox.flush("telegram")  # never tried again
     assert len(tg.server.calls_of("sendDocument")) == 1
@@ -129,7 +129,7 @@ async def test_discord_posts_the_file_as_the_messages_attachment(home: Path) -> 
     async with discord_py_on_fake() as fake:
         services = assemble(make_settings(home, DISCORD_OWNER_ID=str(OWNER_ID),
                                           DISCORD_BOT_TOKEN=TOKEN))
-        adapter = DiscordAdapter(services.gateway, services.ledger, services.settings,
+        adapter = DiscordAdapter(services.gateway, services.cursors, services.settings,
                                  DiscordTuning(ready_timeout=0.05, identify_delay=0.0,
                                                retry_base_s=0.01))
         running = asyncio.create_task(adapter.start(TOKEN))

@@ -31,7 +31,7 @@ PAIRING = {"FRONTDESK_PAIRING": "ask"}
 def prompt_buttons(harness: Harness, msg: IncomingMessage) -> dict[str, str]:
     """Label -> token of the owner's prompt about the stranger who sent ``msg``."""
     key = prompt_key("telegram", msg.user_id, msg.message_id)
-    [part] = harness.services.ledger.parts("telegram", OWNER_CHAT, key)
+    [part] = harness.services.parts.parts("telegram", OWNER_CHAT, key)
     assert part.buttons is not None
     return {b["label"]: b["token"] for b in part.buttons}
 
@@ -162,7 +162,7 @@ async def test_200_strangers_give_the_owner_a_few_prompts_and_one_summary_nothin
     assert all(a.user_id in listed.stdout for a in asks)  # all 200 listed for review
 
     [summary_key] = [k for k in outbox_keys(harness) if k.startswith(SUMMARY)]
-    [part] = harness.services.ledger.parts("telegram", OWNER_CHAT, summary_key)
+    [part] = harness.services.parts.parts("telegram", OWNER_CHAT, summary_key)
     assert part.buttons is not None
     review = await harness.gateway.press("telegram", OWNER, part.buttons[0]["token"])
     assert review.accepted
@@ -182,7 +182,7 @@ async def test_200_strangers_give_the_owner_a_few_prompts_and_one_summary_nothin
 
 
 def outbox_keys(harness: Harness) -> list[str]:
-    rows = harness.services.ledger.conn.execute(
+    rows = harness.services.inbox.conn.execute(
         "SELECT DISTINCT reply_key FROM outbox WHERE chat_id = ? ORDER BY id", (OWNER_CHAT,))
     return [str(row[0]) for row in rows]
 

@@ -248,7 +248,7 @@ async def test_unknown_user_is_refused_once_per_chat_without_a_model_call(
     assert harness.adapter.sent == [(STRANGER, REFUSAL), ("group-1", REFUSAL)]
     assert harness.small.history == [] and harness.big.history == []
     assert harness.services.store.runs() == []
-    assert harness.services.ledger.status("telegram", STRANGER, "s1") is None  # not in the inbox
+    assert harness.services.inbox.status("telegram", STRANGER, "s1") is None  # not in the inbox
 
 
 class SlowCalendar(Calendar):

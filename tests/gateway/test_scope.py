@@ -96,5 +96,5 @@ async def test_odd_input_gets_an_answer(harness: Harness, text: str) -> None:
     assert reply.route in {"quick_reply", "full_agent", "command"} or (
         reply.route == "refused" and len(text) > 16_000 and "too long" in reply.text)
     assert reply.text
-    assert harness.services.ledger.status("telegram", OWNER, "odd") == "answered"
+    assert harness.services.inbox.status("telegram", OWNER, "odd") == "answered"
     assert "".join(harness.adapter.to(OWNER)) == reply.text

@@ -109,10 +109,10 @@ async def test_a_guests_call_that_needs_approval_asks_the_owner(
     assert "git_add" in asked and "Ann" in asked and "c.txt" in asked
     assert "c.txt" not in git(repo, "diff", "--cached", "--name-only")
     (wait,) = h.services.store.waits("open")
-    guest_press = h.gateway.buttons(wait.run_id, wait.as_wait())[0]
+    guest_press = h.services.buttons.for_wait(wait.run_id, wait.as_wait())[0]
     assert not (await h.gateway.press("telegram", GUEST, guest_press.token)).accepted
     assert "c.txt" not in git(repo, "diff", "--cached", "--name-only")
-    approve = next(b for b in h.gateway.buttons(wait.run_id, wait.as_wait())
+    approve = next(b for b in h.services.buttons.for_wait(wait.run_id, wait.as_wait())
                    if b.label == "Approve")
     assert (await h.gateway.press("telegram", OWNER, approve.token)).accepted
     assert "c.txt" in git(repo, "diff", "--cached", "--name-only")
@@ -165,7 +165,7 @@ async def test_the_owner_may_type_the_answer_to_a_guests_approval(
     assert "d.txt" in git(repo, "diff", "--cached", "--name-only")
     assert h.adapter.to(GUEST)[-1] == "Staged d.txt."
     (wait,) = h.services.store.waits("answered")
-    again = next(b for b in h.gateway.buttons(wait.run_id, wait.as_wait()) if b.label == "Approve")
+    again = next(b for b in h.services.buttons.for_wait(wait.run_id, wait.as_wait()) if b.label == "Approve")
     turns = len(h.big.history)
     await h.gateway.press("telegram", OWNER, again.token)  # the button pressed afterwards
     assert h.adapter.to(GUEST).count("Staged d.txt.") == 1  # decided once, answered once

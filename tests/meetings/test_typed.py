@@ -35,7 +35,7 @@ async def test_a_guest_types_the_second_one_and_it_is_held_and_asked_like_a_pres
     desk = await make_desk()
     offer = await desk.send("/meet budget")
     second = offer.buttons[1].label
-    decisions = desk.app.gateway.decisions
+    decisions = desk.app.decisions
     assert await decisions.answer_typed("telegram", GUEST, GUEST, "t1",
                                         "can we do thursday instead?") is None
     assert await decisions.answer_typed("telegram", GUEST, SECOND_GUEST, "t2", "2") is None
@@ -52,7 +52,7 @@ async def test_a_guest_types_none_of_these_and_gets_the_next_times(
         make_desk: DeskFactory) -> None:
     desk = await make_desk()
     offer = await desk.send("/meet budget")
-    reply = await desk.app.gateway.decisions.answer_typed("telegram", GUEST, GUEST, "t1",
+    reply = await desk.app.decisions.answer_typed("telegram", GUEST, GUEST, "t1",
                                                           "none of these")
     assert reply is not None and [b.label for b in reply.buttons][-1] == "None of these"
     assert reply.buttons[0].label not in [b.label for b in offer.buttons]

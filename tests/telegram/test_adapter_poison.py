@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import sqlitedb
-from bot.delivery.ledger import Ledger
+from bot.delivery.ledger import open_ledger
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.telegram.frontdesk_process import ALLOWED, OWNER, STRANGER, FrontdeskProcess
 
@@ -67,17 +67,17 @@ def test_malformed_group_mentions_are_marked_failed_confirmed_and_passed(
 def owe(home: Path) -> None:
     """What a crashed earlier run left: replies owed, messages open, one of them unreadable."""
     conn = sqlitedb.connect(home / "frontdesk.db")
-    ledger = Ledger(conn)
-    ledger.enqueue("telegram", str(GROUP), "g1", ["Owed to the old group."])
-    ledger.enqueue("telegram", str(BLOCKED), "b1", ["Owed to someone who blocked me."])
-    ledger.enqueue("telegram", str(OWNER), "o1", ["Owed to the owner."])
+    ledger = open_ledger(conn)
+    ledger.parts.enqueue("telegram", str(GROUP), "g1", ["Owed to the old group."])
+    ledger.parts.enqueue("telegram", str(BLOCKED), "b1", ["Owed to someone who blocked me."])
+    ledger.parts.enqueue("telegram", str(OWNER), "o1", ["Owed to the owner."])
     message = {"platform": "telegram", "chat_id": str(OWNER), "user_id": str(OWNER),
                "user_name": "Owner", "is_private": True}
-    ledger.record("telegram", str(OWNER), "7", str(OWNER),
+    ledger.inbox.record("telegram", str(OWNER), "7", str(OWNER),
                   {**message, "message_id": "7", "text": ["a caption", "that is a list"]})
-    ledger.record("telegram", str(OWNER), "8", str(OWNER),
+    ledger.inbox.record("telegram", str(OWNER), "8", str(OWNER),
                   {**message, "message_id": "8", "text": "/help"})
-    ledger.record("telegram", str(GROUP), "9", str(FRIEND),
+    ledger.inbox.record("telegram", str(GROUP), "9", str(FRIEND),
                   {**message, "chat_id": str(GROUP), "user_id": str(FRIEND),
                    "message_id": "9", "text": "/help", "is_private": False})
     conn.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bot.chat.backlog import backlog_bursts
 from bot.chat.bursts import Bursts
-from bot.delivery.ledger import InboxItem
+from bot.delivery.inbox import InboxItem
 from bot.messages import Attachment, IncomingMessage, Reply
 from tests.attachments.conftest import OWNER, Starter, start_telegram, telegram_server
 from tests.attachments.test_discord import reply_in, serving
@@ -33,7 +33,7 @@ __all__ = ["home", "make_harness", "start_telegram", "telegram_server"]  # fixtu
 
 def inbox(harness: Harness) -> list[tuple[str, str, str | None]]:
     """(message id, status, run id) of every inbox row, in order."""
-    rows = harness.services.ledger.conn.execute(
+    rows = harness.services.inbox.conn.execute(
         "SELECT message_id, status, run_id FROM inbox ORDER BY rowid").fetchall()
     return [(str(m), str(s), r) for m, s, r in rows]
 
@@ -161,7 +161,7 @@ async def test_discord_lines_sent_together_get_one_reply(tmp_path: Path) -> None
             fake.push_message(text)
         channel = fake.dm_channel_id(OWNER_ID)
         [reply] = await reply_in(fake, channel)
-        rows = await until(lambda: [row for row in adapter.ledger.conn.execute(
+        rows = await until(lambda: [row for row in adapter.cursors.conn.execute(
             "SELECT status, run_id FROM inbox") if row[0] == "answered"] or None)
         assert len(rows) == 2 and len({run for _, run in rows}) == 1
         assert len(fake.sent_to(channel)) == 1 and reply
