@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.app import assemble
 from bot.models import Models
 from bot.models.offline import OfflineModel
-from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
+from tests.support.harness import OWNER, RecordingAdapter, make_settings
 
 COUNT, GAP_S = 10, 0.3
 

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
 from tests.fakes.scripted_server import RecordedRequest, ScriptedReply, words
 from tests.fakes.telegram_server import FakeTelegramServer
-from tests.telegram.frontdesk_process import FrontdeskProcess
+from tests.support.telegram_process import FrontdeskProcess
 
 ANSWER = ("Here is the plan for the trip. Pack light: two shirts, a warm jumper and the good "
           "walking shoes. The train leaves at nine from platform four, so be there by half "

@@ -1,5 +1,12 @@
-"""Fixtures shared by several test folders: a real CalDAV server (``radicale``, from
-tests/fakes/radicale_server.py), used by the calendar tests and the meetings' end-to-end test."""
+"""Fixtures shared by several test folders, each defined once.
+
+Here: a real CalDAV server (``radicale``, from tests/fakes/radicale_server.py), used by the
+calendar tests and the meeting's end-to-end test. From tests/support, registered as plugins:
+the gateway harness (``home``, ``make_harness``, ``harness``), the in-process Telegram bot
+(``telegram_server``, ``openai_fake``, ``start_telegram``) and the model fixtures (fake
+provider servers, ``sleeps``, ``events``, ``db``, ``ledger``). A folder's own conftest.py, or
+a test module, may still define a fixture of the same name for its tests.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakes.radicale_server import RadicaleServer
+
+pytest_plugins = ["tests.support.harness", "tests.support.telegram_bot", "tests.support.models"]
 
 
 @pytest.fixture(scope="session")

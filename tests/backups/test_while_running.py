@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bot.backups.archive import unpack_backup
 from tests.fakes.telegram_server import FakeTelegramServer
-from tests.telegram.frontdesk_process import ALLOWED, OWNER, FrontdeskProcess
+from tests.support.telegram_process import ALLOWED, OWNER, FrontdeskProcess
 
 CHATS = (OWNER, *ALLOWED)
 MIN_ROUNDS = 3

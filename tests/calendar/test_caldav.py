@@ -24,7 +24,7 @@ from bot.config.settings import Settings
 from tests.calendar.conftest import ICS, WINDOWS
 from tests.calendar.test_corpus import normalised
 from tests.fakes.radicale_server import RadicaleServer
-from tests.gateway.conftest import until
+from tests.support.harness import until
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # Real-world files with what each brings: moved and cancelled occurrences, EXDATE, all-day

@@ -15,7 +15,8 @@ from bot.app import App, assemble
 from bot.calendar.writer import BusyTime
 from bot.messages import Button, PressResult, Reply
 from bot.models import Models
-from tests.gateway.conftest import (
+from tests.meetings.fake_calendar import FolderCalendar
+from tests.support.harness import (
     GUEST,
     OWNER,
     OWNER_CHAT,
@@ -23,7 +24,6 @@ from tests.gateway.conftest import (
     RecordingAdapter,
     make_settings,
 )
-from tests.meetings.fake_calendar import FolderCalendar
 
 ALWAYS_OPEN = {"FRONTDESK_MEETING_HOURS": "Mon-Sun 08:00-20:00", "FRONTDESK_MEETING_NOTICE": "1"}
 SECOND_GUEST = "300"
@@ -60,7 +60,7 @@ class Desk:
     calendar: FolderCalendar | None
 
     async def send(self, text: str, user: str = GUEST, message_id: str | None = None) -> Reply:
-        from tests.gateway.conftest import Harness
+        from tests.support.harness import Harness
 
         msg = Harness.message(None, text, user, message_id=message_id,  # type: ignore[arg-type]
                               name="Bob *bold*" if user == GUEST else f"user{user}")

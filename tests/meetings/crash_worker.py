@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bot.app import assemble
 from bot.messages import Button, IncomingMessage, OutgoingFile
 from bot.models import Models
-from tests.crashing import log_ran, say_ready
-from tests.gateway.conftest import GUEST, OWNER, OWNER_CHAT, PurposeModel, make_settings
 from tests.meetings.conftest import ALWAYS_OPEN, ButtonAdapter, instant
 from tests.meetings.fake_calendar import FolderCalendar
+from tests.support.crashing import log_ran, say_ready
+from tests.support.harness import GUEST, OWNER, OWNER_CHAT, PurposeModel, make_settings
 
 
 def hang(folder: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.crashing import finish, kill_when_ready, ran, start_worker
-from tests.gateway.conftest import GUEST
+from tests.support.crashing import finish, kill_when_ready, ran, start_worker
+from tests.support.harness import GUEST
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 

@@ -13,7 +13,7 @@ from tests.fakes.anthropic_server import (
     text_reply,
     tool_use_reply,
 )
-from tests.models.conftest import (
+from tests.support.models import (
     GUEST,
     KEY,
     OWNER,

@@ -12,7 +12,7 @@ from bot.models.costs import SpendLog
 from bot.models.guarded import input_token_bound
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer, error_reply, hung_reply
-from tests.models.conftest import PRICES, SleepRecorder, openai_model
+from tests.support.models import PRICES, SleepRecorder, openai_model
 
 BUDGET = 0.05  # gpt-4.1 at 1000 output tokens: about $0.008 a call, so six fit
 

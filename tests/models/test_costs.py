@@ -14,7 +14,7 @@ from bot.models import GuardedModel, OfflineModel, build_models
 from bot.models.costs import DEFAULT_PRICES, PriceTable, PriceTableError, SpendLog, load_prices
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
-from tests.models.conftest import Events, SleepRecorder, openai_model
+from tests.support.models import Events, SleepRecorder, openai_model
 
 
 def test_shipped_price_table_prices_the_default_models() -> None:

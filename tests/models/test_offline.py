@@ -13,7 +13,7 @@ from bot.tools.loop import run_loop
 from bot.tools.registry import Caller, ToolRegistry
 from memory.notes import Memory
 from sqlitedb import connect
-from tests.models.conftest import GUEST, OWNER, Events, contract_tools
+from tests.support.models import GUEST, OWNER, Events, contract_tools
 
 
 @pytest.mark.parametrize(("text", "intent"), [

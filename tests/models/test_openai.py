@@ -11,7 +11,7 @@ from bot.models.costs import SpendLog
 from bot.tools.loop import run_loop
 from tests.fakes.openai_server import FakeOpenAIServer, error_reply, text_reply, tool_call_reply
 from tests.fakes.scripted_server import ScriptedReply
-from tests.models.conftest import KEY, OWNER, Events, SleepRecorder, contract_tools, openai_model
+from tests.support.models import KEY, OWNER, Events, SleepRecorder, contract_tools, openai_model
 
 
 async def test_plain_reply_normalised_with_usage_cost_and_event(

@@ -15,7 +15,7 @@ from tests.fakes import openai_server as openai_fake
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.scripted_server import ScriptedReply
-from tests.models.conftest import SleepRecorder, anthropic_model, openai_model
+from tests.support.models import SleepRecorder, anthropic_model, openai_model
 
 STALL_S = 0.5  # the fake provider holds its answer this long
 

@@ -12,7 +12,7 @@ from tests.fakes import anthropic_server as anthropic_fake
 from tests.fakes import openai_server as openai_fake
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.models.conftest import (
+from tests.support.models import (
     OWNER,
     Events,
     SleepRecorder,

@@ -12,7 +12,7 @@ from bot.models import GuardedModel, build_models
 from bot.models.anthropic import AnthropicClient
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer, hung_reply
-from tests.models.conftest import Events, SleepRecorder, openai_model
+from tests.support.models import Events, SleepRecorder, openai_model
 
 TIMEOUT = 0.3
 

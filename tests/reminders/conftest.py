@@ -20,7 +20,7 @@ from bot.chat.gateway import Gateway
 from bot.messages import Reply
 from bot.models import Models
 from bot.models.offline import OfflineModel
-from tests.gateway.conftest import GUEST, OWNER, RecordingAdapter, make_settings
+from tests.support.harness import GUEST, OWNER, RecordingAdapter, make_settings
 
 ZONE = ZoneInfo("Europe/Berlin")
 

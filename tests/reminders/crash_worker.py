@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bot.app import assemble
 from bot.messages import Button
 from bot.reminders.store import Reminder
-from tests.crashing import say_ready
-from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
+from tests.support.crashing import say_ready
+from tests.support.harness import OWNER, RecordingAdapter, make_settings
 
 
 class LoggingAdapter(RecordingAdapter):

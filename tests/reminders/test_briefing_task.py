@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import time
 
 from bot.reminders.timer import schedule_briefing
-from tests.gateway.conftest import GUEST, OWNER_CHAT
 from tests.reminders.conftest import ZONE, DeskFactory, berlin
+from tests.support.harness import GUEST, OWNER_CHAT
 
 EARLY = berlin(2025, 12, 1, 6, 0)
 

@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from bot.adapters.telegram.markdown import markdown_to_html
-from tests.gateway.conftest import OWNER_CHAT
 from tests.reminders.conftest import DeskFactory, berlin
+from tests.support.harness import OWNER_CHAT
 
 STAMP = "%Y%m%dT%H%M%SZ"
 

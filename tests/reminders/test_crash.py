@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from tests.crashing import finish, kill_when_ready, start_worker
+from tests.support.crashing import finish, kill_when_ready, start_worker
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 

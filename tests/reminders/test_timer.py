@@ -10,7 +10,7 @@ from pathlib import Path
 from bot.app import App, assemble
 from bot.models import Models
 from bot.models.offline import OfflineModel
-from tests.gateway.conftest import OWNER, RecordingAdapter, make_settings
+from tests.support.harness import OWNER, RecordingAdapter, make_settings
 
 
 async def test_a_reminder_set_while_idle_fires_within_two_seconds(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from bot.service.unit import TIMEOUT_STOP_S
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.service.systemd_tools import NotifyListener
-from tests.telegram.frontdesk_process import OWNER, FrontdeskProcess
+from tests.support.telegram_process import OWNER, FrontdeskProcess
 
 CHAT = 5401
 ANSI = re.compile(r"\x1b\[")
