@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from bot.app import assemble
-from bot.chat.gateway import GAVE_UP, MAX_TRIES
+from bot.chat.answering import GAVE_UP, MAX_TRIES
 from bot.messages import IncomingMessage
 from tests.support.crashing import finish, ran, start_worker
 from tests.support.harness import OWNER, RecordingAdapter, make_settings

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.chat.gateway import NOT_OWNER
+from bot.chat.decisions import NOT_OWNER
 from tests.support.harness import (
     GUEST,
     OWNER,

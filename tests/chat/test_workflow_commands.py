@@ -11,7 +11,7 @@ from bot.chat.commands import (
     CommandHandler,
     parse,
 )
-from bot.chat.gateway import NOT_OWNER
+from bot.chat.decisions import NOT_OWNER
 from bot.chat.workflow_commands import WORKFLOW_COMMANDS
 from tests.support.harness import GUEST, Harness
 

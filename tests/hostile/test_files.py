@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.console import file_attachment
-from bot.chat.gateway import TOO_SLOW
+from bot.chat.answering import TOO_SLOW
 from bot.media.attachments import Attachments
 from bot.media.documents import MAX_DOCUMENT_CHARS, MAX_PDF_PAGES, extract_text
 from bot.media.workers import WorkerPool, shared_pool

@@ -63,7 +63,8 @@ async def main(folder: Path, mode: str, token: str) -> None:
         assert pressed.accepted
     else:
         for wait in services.store.waits("open"):
-            buttons = {b.label: b.token for b in services.buttons.for_wait(wait.run_id, wait.as_wait())}
+            shown = services.buttons.for_wait(wait.run_id, wait.as_wait())
+            buttons = {b.label: b.token for b in shown}
     await services.mcp.stop()
     print(json.dumps({"sent": adapter.to(OWNER), "buttons": buttons}))
 

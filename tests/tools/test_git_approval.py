@@ -165,7 +165,8 @@ async def test_the_owner_may_type_the_answer_to_a_guests_approval(
     assert "d.txt" in git(repo, "diff", "--cached", "--name-only")
     assert h.adapter.to(GUEST)[-1] == "Staged d.txt."
     (wait,) = h.services.store.waits("answered")
-    again = next(b for b in h.services.buttons.for_wait(wait.run_id, wait.as_wait()) if b.label == "Approve")
+    again = next(b for b in h.services.buttons.for_wait(wait.run_id, wait.as_wait())
+                 if b.label == "Approve")
     turns = len(h.big.history)
     await h.gateway.press("telegram", OWNER, again.token)  # the button pressed afterwards
     assert h.adapter.to(GUEST).count("Staged d.txt.") == 1  # decided once, answered once

@@ -84,7 +84,8 @@ class DiscordAdapter(discord.Client):
     caption_limit = 2000  # a message's text, with or without a file
 
     def __init__(self, desk: Inbound[Adapter], cursors: AdapterCursors, settings: Settings,
-                 menu: Sequence[MenuCommand] = (), tuning: DiscordTuning | None = None) -> None:
+                 tuning: DiscordTuning | None = None, *,
+                 menu: Sequence[MenuCommand] = ()) -> None:
         self.tuning = tuning or DiscordTuning()
         super().__init__(intents=intents(), guild_ready_timeout=self.tuning.ready_timeout,
                          allowed_mentions=discord.AllowedMentions.none())
@@ -392,8 +393,8 @@ async def run_discord(desk: Inbound[Adapter], cursors: AdapterCursors, settings:
     if not settings.discord_bot_token:
         raise SystemExit("DISCORD_BOT_TOKEN is not set.")
     point_discord_at(settings.discord_base_url)
-    client = DiscordAdapter(desk, cursors, settings, menu,
-                            tuning or DiscordTuning.from_env(os.environ))
+    client = DiscordAdapter(desk, cursors, settings,
+                            tuning or DiscordTuning.from_env(os.environ), menu=menu)
     try:
         async with client:
             await client.start(settings.discord_bot_token)

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from bot.adapters.telegram.files import base_file_url
-from bot.chat.gateway import run_id_for
+from bot.chat.senders import run_id_for
 from bot.media.transcription import NOT_CONFIGURED
 from bot.messages import IncomingMessage
 from tests.fakes.openai_server import FakeOpenAIServer
