@@ -110,43 +110,42 @@ def test_arrows_point_one_way() -> None:
 
 
 # Each folder of bot/ and what of bot/ it may import: the floors, top to bottom. ``graphs``,
-# ``memory`` and ``sqlitedb`` lie below all of them. ``adapters.base`` is the adapters'
-# protocol and the platform-neutral message types, the vocabulary every floor speaks.
-BELOW_THE_TOP = {"access", "adapters.base", "calendar", "chat", "config", "delivery", "media",
-                 "meetings", "models", "reminders", "schema", "tools"}
+# ``memory`` and ``sqlitedb`` lie below all of them; ``messages`` (the values every floor
+# speaks, and the inbound port) and ``config`` are the ground floor. ``adapters`` is one floor:
+# its ``base`` is the outbound port delivery sends through, and an adapter is handed the
+# inbound port (``bot.messages.Inbound``) rather than importing the chat layer.
+BELOW_THE_TOP = {"access", "adapters", "calendar", "chat", "config", "delivery", "media",
+                 "meetings", "messages", "models", "reminders", "schema", "tools"}
 FOLDER_MAY_IMPORT: dict[str, set[str]] = {
-    "cli": BELOW_THE_TOP | {"adapters", "app", "backups", "dashboard", "service",
-                            "setup"},  # the commands
+    "cli": BELOW_THE_TOP | {"app", "backups", "dashboard", "service", "setup"},  # the commands
     "app": BELOW_THE_TOP | {"backups"},  # the one assembler
     "backups": {"schema"},  # backup files, restores, the database's upgrade
     "service": set(),  # the systemd unit and sd_notify: nothing of bot
     "schema": {"access", "delivery", "meetings", "models", "reminders"},  # the tables' registry
-    "setup": {"adapters", "adapters.base", "calendar", "config", "media", "models", "schema",
+    "setup": {"adapters", "calendar", "config", "media", "messages", "models", "schema",
               "tools"},
-    "adapters": {"adapters.base", "chat", "config", "delivery", "media"},
-    "dashboard": {"chat", "config", "models"},
-    "chat": {"access", "adapters.base", "calendar", "config", "delivery", "media", "meetings",
-             "models", "reminders", "tools"},
-    "access": {"adapters.base", "config", "delivery"},
+    "dashboard": {"chat", "config", "delivery", "models"},
+    "chat": {"access", "adapters", "calendar", "config", "delivery", "media", "meetings",
+             "messages", "models", "reminders", "tools"},
+    "access": {"config", "delivery", "messages"},
     "reminders": {"calendar", "config", "models", "tools"},
-    "meetings": {"adapters.base", "calendar", "config", "tools"},  # rules, slots, booking
-    "media": {"adapters.base", "config", "models"},
-    "delivery": {"adapters.base", "config", "tools"},
-    "tools": {"adapters.base", "calendar", "config", "models"},
+    "meetings": {"calendar", "config", "messages", "tools"},  # rules, slots, booking
+    "delivery": {"adapters", "config", "messages", "tools"},
+    "adapters": {"config", "media", "messages"},  # the platforms: never chat, never delivery
+    "media": {"config", "messages", "models"},
+    "tools": {"calendar", "config", "messages", "models"},
     "models": {"config"},
     "calendar": {"config"},
-    "adapters.base": set(),
+    "messages": set(),
     "config": set(),  # settings, logs, text: imports nothing of bot
 }
 
 
 def folder(module: str) -> str:
-    """``bot.chat.gateway`` -> ``chat``; the adapters' protocol is its own floor."""
+    """``bot.chat.gateway`` -> ``chat``; ``bot.messages`` -> ``messages``."""
     parts = module.split(".")
     if parts[0] != "bot" or len(parts) == 1:
         return parts[0]
-    if parts[1] == "adapters" and parts[2:3] == ["base"]:
-        return "adapters.base"
     return parts[1]
 
 
@@ -169,6 +168,8 @@ def test_the_examples_of_the_floors_hold() -> None:
     assert not {pair for pair in folders if pair[0] == "config" and pair[1] != "config"
                 and pair[1] not in ("sqlitedb",)}, "config imports nothing of bot"
     assert ("delivery", "chat") not in folders
+    assert ("adapters", "chat") not in folders, "an adapter is handed the inbound port"
+    assert ("adapters", "delivery") not in folders, "delivery sends through adapters.base"
     assert ("models", "reminders") not in folders
     assert ("graphs", "bot") not in folders
 

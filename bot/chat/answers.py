@@ -74,7 +74,9 @@ def _fact(word: str) -> str | None:
     clock = _CLOCK.match(word)
     if clock is None:
         return None
-    hour, minute, half = int(clock[1]), int(clock[2] or 0), clock[3]
+    hour = int(clock[1])
+    minute = int(clock[2] or 0)
+    half = clock[3]
     if half == "pm" and hour < 12:
         hour += 12
     elif half == "am" and hour == 12:

@@ -21,7 +21,9 @@ class ModelCommand:
     """Answers ``/model`` for the owner, over the chats' choices and their big model."""
 
     def __init__(self, big: ChatBigModel, small_name: str) -> None:
-        self.big, self.choices, self.small_name = big, big.choices, small_name
+        self.big = big
+        self.choices = big.choices
+        self.small_name = small_name
 
     def reply(self, argument: str, where: tuple[str, str]) -> str:
         """The answer to ``/model ARGUMENT`` in the chat ``where`` (the owner's: checked

@@ -88,8 +88,8 @@ def presets(name: str, raw: str | None) -> tuple[tuple[str, str], ...]:
         return ()
     found: dict[str, str] = {}
     for item in raw.split(","):
-        label, equals, model = (part.strip() for part in item.partition("="))
-        if not equals or not model or not label.replace("-", "").replace("_", "").isalnum() \
+        label, _, model = (part.strip() for part in item.partition("="))
+        if "=" not in item or not model or not label.replace("-", "").replace("_", "").isalnum() \
                 or not label.isascii() or label.lower() in found or " " in model:
             raise ValueError(f"{shown(name, raw)} is not a list of name=model pairs with "
                              "different names, e.g. fast=gpt-4.1-mini,deep=o3")

@@ -91,7 +91,9 @@ class LiveReplies:
                  on: bool = True, interval: float = 1.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.adapter_of, self.shown = adapter_of, shown
-        self.on, self.interval, self.clock = on, interval, clock
+        self.on = on
+        self.interval = interval
+        self.clock = clock
         self.last_write: dict[tuple[str, str], float] = {}
         self.not_before: dict[tuple[str, str], float] = {}  # a flood answer's wait, per chat
 
@@ -132,7 +134,10 @@ class LiveReply:
 
     def __init__(self, owner: LiveReplies, adapter: LiveAdapter, chat_id: str, key: str,
                  mode: str, messages: dict[int, str]) -> None:
-        self.owner, self.adapter, self.chat_id, self.key = owner, adapter, chat_id, key
+        self.owner = owner
+        self.adapter = adapter
+        self.chat_id = chat_id
+        self.key = key
         self.mode = "edit" if messages else mode  # a restart goes on editing what it showed
         self.where = (adapter.platform, chat_id)
         self.messages = messages  # part number -> platform message id, shown live

@@ -23,8 +23,12 @@ class SlotTimer:
                  send_due: Callable[[float], Awaitable[None]], reschedule: Callable[[], None],
                  failure: str) -> None:
         """``failure``: the log line when a send fails (what was held stays held)."""
-        self.clock, self.sleep, self.lock = clock, sleep, lock
-        self.send_due, self.reschedule, self.failure = send_due, reschedule, failure
+        self.clock = clock
+        self.sleep = sleep
+        self.lock = lock
+        self.send_due = send_due
+        self.reschedule = reschedule
+        self.failure = failure
         self.task: asyncio.Task[None] | None = None
         self.due: float | None = None
 
