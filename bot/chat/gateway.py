@@ -43,8 +43,8 @@ from bot.delivery.ledger import Ledger
 from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
-from bot.models.choices import in_chat
 from graphs import Graph, RunResult
+from graphs.live import TextSink
 from graphs.runs import Runs, RunStore, WaitInfo, Workflow
 from graphs.trace import prune
 from memory.notes import Memory
@@ -191,10 +191,9 @@ class Gateway:
             self.ledger.join_run(msg.platform, msg.chat_id, ids, run_id_for(msg))
         deadline = asyncio.timeout(self.settings.answer_deadline)
         try:
-            with in_chat(msg.platform, msg.chat_id):  # its model calls: this chat's /model
-                async with deadline, self._showing(msg):  # live updates stop before delivery
-                    reply = await self._answer(msg, is_owner,
-                                               {"messages": ids} if ids[1:] else {})
+            async with deadline, self._showing(msg) as live:  # stops before delivery
+                reply = await self._answer(msg, is_owner,
+                                           {"messages": ids} if ids[1:] else {}, live)
         except asyncio.CancelledError:  # a clean stop (SIGTERM): the messages stay open, and
             for id_ in ids:  # are not poison
                 self.ledger.give_back(msg.platform, msg.chat_id, id_)
@@ -239,7 +238,7 @@ class Gateway:
         return Reply(FAILURE, "failed", run_id)
 
     async def _answer(self, msg: IncomingMessage, is_owner: bool,
-                      burst: dict[str, Any]) -> Reply:
+                      burst: dict[str, Any], live: TextSink | None = None) -> Reply:
         if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
             return Reply(TOO_LONG.format(len(msg.text)), "refused")
         if msg.attachments:  # files become text and images first (bot.media.attachments)
@@ -247,12 +246,12 @@ class Gateway:
             if prepared.answer is not None:
                 return Reply(prepared.answer, prepared.route)
             reply = await self._answer_text(replace(msg, text=storable(prepared.text)),
-                                            is_owner, prepared.state())
+                                            is_owner, prepared.state(), live)
             return replace(reply, text=prepared.framed(reply.text, msg.platform))
-        return await self._answer_text(msg, is_owner, burst)
+        return await self._answer_text(msg, is_owner, burst, live)
 
     async def _answer_text(self, msg: IncomingMessage, is_owner: bool,
-                           extra: dict[str, Any]) -> Reply:
+                           extra: dict[str, Any], live: TextSink | None = None) -> Reply:
         command = parse(msg.text)
         if command is not None:
             return await self._command(msg, command, is_owner)
@@ -264,7 +263,7 @@ class Gateway:
         waiting = self._open_wait(msg, open_waits) if is_owner else None
         answer = match_option(waiting, msg.text) if waiting is not None else None
         if waiting is not None and answer is not None:
-            return await self._answer_wait(waiting, answer, scope_of(msg, is_owner))
+            return await self._answer_wait(waiting, answer, scope_of(msg, is_owner), live)
         relayed = relayed_wait(self.ledger, open_waits, msg.platform, msg.chat_id) \
             if is_owner and waiting is None else None
         answer = match_option(relayed, msg.text) if relayed is not None else None
@@ -273,7 +272,7 @@ class Gateway:
             pressed = await self.press(msg.platform, msg.user_id, token)
             return Reply(pressed.edit_text or pressed.alert, "command", relayed.run_id)
         state = await self._run(msg, self.chat_workflow,
-                                lambda: self._message_input(msg, is_owner, extra))
+                                lambda: self._message_input(msg, is_owner, extra), live)
         if not is_owner and state.status == "waiting" and state.waits:  # a tool approval
             text = await ask_owner(self.notifier, self.outbox, msg.platform,
                                    state.run_id or "", state.waits[0], self.decisions.buttons)
@@ -292,14 +291,16 @@ class Gateway:
                 **extra}
 
     async def _run(self, msg: IncomingMessage, workflow: AnyWorkflow,
-                   make_input: Callable[[], dict[str, Any]]) -> RunResult:
+                   make_input: Callable[[], dict[str, Any]],
+                   live: TextSink | None = None) -> RunResult:
         """Start this message's run, or take up the one a crash interrupted."""
         run_id = run_id_for(msg)
         self.ledger.set_run(msg.platform, msg.chat_id, msg.message_id, run_id)
-        return await self._start(workflow, make_input, run_id, msg.platform, msg.chat_id)
+        return await self._start(workflow, make_input, run_id, msg.platform, msg.chat_id, live)
 
     async def _start(self, workflow: AnyWorkflow, make_input: Callable[[], dict[str, Any]],
-                     run_id: str, platform: str, chat_id: str) -> RunResult:
+                     run_id: str, platform: str, chat_id: str,
+                     live: TextSink | None = None) -> RunResult:
         """Run ``run_id`` of a workflow in a chat, or take it as it stands (never a second:
         its input, and what building it records, is made only for a new run)."""
         if self.store.run(run_id) is not None:  # recovered at ``start``: its input is not
@@ -310,7 +311,7 @@ class Gateway:
                 "name": state["sender"].get("name", ""),
                 "words": first_words(str(state.get("text") or state.get("brief") or "")),
                 **({"messages": state["messages"]} if "messages" in state else {})}
-        return await self.runs.start(workflow, state, run_id=run_id, meta=meta)
+        return await self.runs.start(workflow, state, run_id=run_id, meta=meta, live=live)
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
         started = WORKFLOW_COMMANDS.get(command.name)
@@ -362,8 +363,9 @@ class Gateway:
         self.runs.cancel(waiting.run_id, by="owner")
         return "Cancelled the waiting run."
 
-    async def _answer_wait(self, wait: WaitInfo, answer: str, by: str) -> Reply:
-        state = await self.runs.resume(wait.run_id, answer, by, key=wait.key)
+    async def _answer_wait(self, wait: WaitInfo, answer: str, by: str,
+                           live: TextSink | None = None) -> Reply:
+        state = await self.runs.resume(wait.run_id, answer, by, key=wait.key, live=live)
         return self.decisions.reply_from(state, default_route="command")
 
     # -- the owner's decisions (bot.chat.decisions) ---------------------------------------
