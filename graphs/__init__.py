@@ -38,8 +38,8 @@ from graphs.trace import JsonlTrace, cost_totals, node_statuses
 __all__ = [
     "END", "START", "AgentLoop", "ChatModel", "EventKind", "Graph", "GraphBuildError",
     "GraphRunError", "GraphState", "GraphWorkflow", "JsonlTrace", "Node", "NodeFn", "Observer",
-    "Registry",
-    "RetryPolicy", "RouteFn", "RunContext", "RunInfo", "RunRecord", "RunResult", "RunStatus", "RunStore",
+    "Registry", "RetryPolicy", "RouteFn", "RunContext", "RunInfo", "RunRecord", "RunResult",
+    "RunStatus", "RunStore",
     "Runs", "Suspend", "WaitExpired", "WaitInfo", "agent_node", "continue_graph", "cost_totals",
     "human_node", "is_transient", "llm_node", "node_statuses",
     "parse_json_object", "route_on", "route_when", "run_graph", "to_mermaid",

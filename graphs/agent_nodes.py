@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from graphs.graph import GraphState, NodeFn
 from graphs.events import RunContext
+from graphs.graph import GraphState, NodeFn
 from graphs.protocols import AgentLoop, ChatModel
 
 Prompt = Callable[[GraphState], "str | list[dict[str, Any]]"]

@@ -2,8 +2,8 @@
 
 Two kinds of owner record steps, in the run store's ``run_steps`` rows, the same way: a node
 that does several things with effects (the agent loop: model turns, tool calls) asks
-``node_steps(context)`` for its visit's log, keyed under ``<node>:<visit>/``; a code workflow's calls
-(``graphs.codefirst``) use one log for the whole run. ``replay(key, parts)`` says whether a
+``node_steps(context)`` for its visit's log, keyed under ``<node>:<visit>/``; a code
+workflow's calls (``graphs.codefirst``) use one log for the whole run. ``replay(key, parts)`` says whether a
 step is done and still matches what it would do now (its fingerprint: a short hash per part,
 so a mismatch names the parts that changed); ``saved(key)`` gives the row as it is. ``begin``
 marks a step with an effect as started (found still started after a crash, it was in flight:

@@ -137,7 +137,7 @@ class RunContext:
     """What a node of a run is handed: who it is, what woke it, where its events and its
     answer go. Built by the engine only for a node whose function takes it."""
 
-    __slots__ = ("events", "node", "visit", "answer", "meta", "live")
+    __slots__ = ("answer", "events", "live", "meta", "node", "visit")
 
     def __init__(self, events: RunEvents, node: str, visit: int, answer: Any = NO_ANSWER,
                  meta: Mapping[str, Any] | None = None, live: TextSink | None = None) -> None:
@@ -145,6 +145,12 @@ class RunContext:
         self.visit, self.answer = visit, answer
         self.meta: Mapping[str, Any] = meta or {}
         self.live = live  # where the run's answer streams (None: nobody watches)
+
+    @classmethod
+    def outside(cls, node: str = "node") -> RunContext:
+        """A context for calling a node by hand, outside any run: nobody watches, nothing
+        is stored, nothing streams."""
+        return cls(RunEvents("", None, None), node, 1)
 
     @property
     def run_id(self) -> str | None:

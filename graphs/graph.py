@@ -117,15 +117,15 @@ class Node:
 
 
 def takes_two(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` takes a second positional argument (a node's run context)."""
+    """Whether ``fn`` needs a second positional argument (a node's run context); one with a
+    default (``key=check``, bound in a loop) is not asked for."""
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):  # a builtin without a signature: the state only
         return False
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return True
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2
+    needed = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+              and p.default is p.empty]
+    return len(needed) >= 2
 
 
 class RunResult(dict[str, Any]):

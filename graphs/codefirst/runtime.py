@@ -2,11 +2,12 @@
 
 The runner (``graphs.codefirst.workflow``) sets the current run, with the key of the call under
 way, in one context variable, so the primitives (``agent``, ``step``, ``parallel``,
-``pipeline``, ``ask``) find it without a context object in the author's code. ``FlowRun.memo`` is the one way a call is made, through the run's
-step log (``graphs.checkpoints.StepLog``, the one a node's inner steps use too): it returns the
-saved output when the step's fingerprint still matches, refuses (naming the step and the parts
-that changed) when it does not, unless the run was given a re-run choice, and otherwise runs
-the call and records it (a ``run_steps`` row, ``node_start``/``node_end`` events through
+``pipeline``, ``ask``) find it without a context object in the author's code.
+``FlowRun.memo`` is the one way a call is made, through the run's step log
+(``graphs.checkpoints.StepLog``, the one a node's inner steps use too): it returns the saved
+output when the step's fingerprint still matches, refuses (naming the step and the parts that
+changed) when it does not, unless the run was given a re-run choice, and otherwise runs the
+call and records it (a ``run_steps`` row, ``node_start``/``node_end`` events through
 ``graphs.events.RunEvents``). ``FlowRun.park`` is how an ``ask`` waits.
 ``FlowCall`` is a call not made yet: awaiting it makes it; ``parallel`` and ``pipeline`` take
 it as it is.

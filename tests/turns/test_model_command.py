@@ -17,8 +17,8 @@ from bot.config.settings import Settings
 from bot.dashboard.data import run_detail
 from bot.models import build_models, model_maker
 from bot.models.choices import ChatBigModel, ModelChoices
-from graphs.protocols import chosen_model
 from bot.models.costs import SpendLog
+from graphs.protocols import chosen_model
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.gateway.conftest import GUEST, Harness, HarnessFactory, home, make_harness
