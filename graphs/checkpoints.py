@@ -3,13 +3,13 @@
 Two kinds of owner record steps, in the run store's ``run_steps`` rows, the same way: a node
 that does several things with effects (the agent loop: model turns, tool calls) asks
 ``node_steps(context)`` for its visit's log, keyed under ``<node>:<visit>/``; a code
-workflow's calls (``graphs.codefirst``) use one log for the whole run. ``replay(key, parts)`` says whether a
-step is done and still matches what it would do now (its fingerprint: a short hash per part,
-so a mismatch names the parts that changed); ``saved(key)`` gives the row as it is. ``begin``
-marks a step with an effect as started (found still started after a crash, it was in flight:
-the effect must be keyed by ``effect_key(key)`` so that doing it again is not doing it twice);
-``done`` records its output; ``save`` records a step done at once. Outside a durable run
-``node_steps`` is None and the node just does its work.
+workflow's calls (``graphs.codefirst``) use one log for the whole run. ``replay(key, parts)``
+says whether a step is done and still matches what it would do now (its fingerprint: a short
+hash per part, so a mismatch names the parts that changed); ``saved(key)`` gives the row as
+it is. ``begin`` marks a step with an effect as started (found still started after a crash, it
+was in flight: the effect must be keyed by ``effect_key(key)`` so that doing it again is not
+doing it twice); ``done`` records its output; ``save`` records a step done at once. Outside a
+durable run ``node_steps`` is None and the node just does its work.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ running, waiting or triggered node can still reach it (the join rule; router edg
 a cycle don't count). Ready nodes run at once (a lone one is awaited inline, without a task);
 each returns the keys it merges, and nodes whose runs overlapped may not write the same key. A
 finished node triggers its edges and its router's pick, or on failure its ``on_error`` node.
-A node whose function takes a second argument is handed its ``RunContext`` (run id, meta,
-visit, the answer it was woken with, the live-text sink); the others cost nothing for it.
+A node whose function takes a second argument is handed its ``graphs.events.RunContext``.
 The run ends when nothing runs and nothing is ready. Events go to ``graphs.events``; with a
 store, each node boundary is recorded with the frontier (ready, waiting, visits), which is all
 ``continue_graph`` needs to take a run up again. What a graph is lives in ``graphs.graph``.
@@ -43,7 +42,7 @@ class _Run:
                  store: RunLog | None, max_steps: int, live: TextSink | None) -> None:
         self.g, self.state = graph.compiled(), state
         self.store, self.max_steps = store, max_steps
-        self.live = live  # where the answer streams: handed to nodes in their context
+        self.live = live  # where the answer streams (nodes get it in their context)
         self.events = RunEvents(state.run_id or "", observer, store)
         self.visits: dict[str, int] = {}
         self.triggered: dict[str, None] = {}  # an ordered set: nodes run in the order triggered
@@ -130,9 +129,8 @@ class _Run:
         node, attempt = self.g.nodes[name], 1
         context = None  # built only for a node that takes it (it costs on the hot path)
         if node.takes_context:
-            answer = self.answers[name][1] if name in self.answers else NO_ANSWER
-            context = RunContext(self.events, name, self.visits.get(name, 1), answer,
-                                 self.state.meta, self.live)
+            context = RunContext(self.events, name, self.visits.get(name, 1), self.answers.get(
+                name, ("", NO_ANSWER))[1], self.state.meta, self.live)
         while True:
             t0 = time.perf_counter()
             try:
@@ -227,8 +225,7 @@ async def run_graph(graph: Graph, state: GraphState, observer: Observer | None =
                     max_steps: int = 25, store: RunLog | None = None, run_id: str | None = None,
                     meta: Mapping[str, Any] | None = None,
                     live: TextSink | None = None) -> RunResult:
-    """Run ``graph`` from START on a copy of ``state``; returns the final state (a RunResult).
-    ``meta`` and ``live`` (where the answer streams) reach the nodes in their context."""
+    """Run ``graph`` from START on a copy of ``state``; returns the final state (a RunResult)."""
     result = RunResult(state, meta)
     if observer is not None or store is not None:
         result.run_id = run_id or new_run_id()
