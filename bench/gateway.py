@@ -33,7 +33,7 @@ from bot.app import assemble
 from bot.config.settings import Settings
 from bot.messages import Button, IncomingMessage
 from bot.models import Models
-from bot.models.base import Message, Observer, Reply, ToolSpec, Usage, emit, resolve_observer
+from bot.models.base import Message, Observer, Reply, ToolSpec, Usage, emit
 from graphs import run_graph
 
 OWNER = "1"
@@ -60,7 +60,7 @@ class ZeroLatencyModel:
         (nothing streamed: the quick-reply path answers from the classify call)."""
         self.calls += 1
         text = SOCIAL if purpose == "classify" else ANSWER
-        emit(resolve_observer(observer), {
+        emit(observer, {
             "event": "model_call", "role": self.role, "provider": self.provider,
             "model": self.name, "purpose": purpose, "input_tokens": 1, "output_tokens": 1,
             "cost_usd": 0.0, "duration_s": 0.0})

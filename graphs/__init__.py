@@ -3,7 +3,7 @@
 the durable run ``graphs.runs``."""
 
 from graphs.engine import continue_graph, run_graph
-from graphs.events import EventKind, node_observer, resume_value
+from graphs.events import EventKind, RunContext
 from graphs.graph import (
     END,
     START,
@@ -38,10 +38,10 @@ from graphs.trace import JsonlTrace, cost_totals, node_statuses
 __all__ = [
     "END", "START", "AgentLoop", "ChatModel", "EventKind", "Graph", "GraphBuildError",
     "GraphRunError", "GraphState", "GraphWorkflow", "JsonlTrace", "Node", "NodeFn", "Observer",
-    "Registry",
-    "RetryPolicy", "RouteFn", "RunInfo", "RunRecord", "RunResult", "RunStatus", "RunStore",
+    "Registry", "RetryPolicy", "RouteFn", "RunContext", "RunInfo", "RunRecord", "RunResult",
+    "RunStatus", "RunStore",
     "Runs", "Suspend", "WaitExpired", "WaitInfo", "agent_node", "continue_graph", "cost_totals",
-    "human_node", "is_transient", "llm_node", "node_observer", "node_statuses",
-    "parse_json_object", "resume_value", "route_on", "route_when", "run_graph", "to_mermaid",
+    "human_node", "is_transient", "llm_node", "node_statuses",
+    "parse_json_object", "route_on", "route_when", "run_graph", "to_mermaid",
     "tool_node",
 ]

@@ -2,8 +2,9 @@
 
 They take the model, the loop and the tool registry as arguments, typed by the protocols of
 ``graphs.protocols``, so ``graphs/`` never imports ``bot/``. Messages are plain mappings
-(``{"role": "user", "content": ...}``), which the bot's models accept. Events need no wiring:
-inside a node, the model and the loop send theirs to the node's observer.
+(``{"role": "user", "content": ...}``), which the bot's models accept. Each node takes its run
+context: the model and the loop send their events to the node's observer, the model is the
+one the run's chat chose, and the loop keeps its steps in the node's visit.
 
 Usage::
 
@@ -18,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from graphs.events import RunContext
 from graphs.graph import GraphState, NodeFn
-from graphs.live import live_text
 from graphs.protocols import AgentLoop, ChatModel
 
 Prompt = Callable[[GraphState], "str | list[dict[str, Any]]"]
@@ -37,9 +38,10 @@ def llm_node(model: ChatModel, *, prompt: Prompt, output_key: str, purpose: str,
              parse: Callable[[str, GraphState], Any] | None = None) -> NodeFn:
     """A node that makes one model call and writes its (parsed) text to ``output_key``."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
-        reply = await model.complete(build_messages(state, prompt, system),
-                                     max_tokens=max_tokens, purpose=purpose)
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
+        reply = await context.model(model).complete(build_messages(state, prompt, system),
+                                                    max_tokens=max_tokens, purpose=purpose,
+                                                    observer=context.observer())
         return {output_key: parse(reply.text, state) if parse else reply.text}
 
     node.__name__ = f"llm_{output_key}"
@@ -50,12 +52,13 @@ def agent_node(loop: AgentLoop, model: Any, tools: Any, *, caller: Callable[[Gra
                prompt: Prompt, output_key: str, system: str | None = None,
                max_iterations: int = 8, live: bool = False) -> NodeFn:
     """A node that runs the tool loop for the state's caller and writes the final answer;
-    ``live``: that answer is the run's reply, streamed to ``graphs.live`` as it is written."""
+    ``live``: that answer is the run's reply, streamed to the run's live sink as it is written."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
-        result = await loop(model, build_messages(state, prompt, system), tools, caller(state),
-                            max_iterations=max_iterations,
-                            on_text=live_text() if live else None)
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
+        result = await loop(context.model(model), build_messages(state, prompt, system), tools,
+                            caller(state), max_iterations=max_iterations,
+                            observer=context.observer(),
+                            on_text=context.live_text() if live else None, context=context)
         return {output_key: result.text}
 
     node.__name__ = f"agent_{output_key}"

@@ -2,14 +2,14 @@
 
 Two kinds of owner record steps, in the run store's ``run_steps`` rows, the same way: a node
 that does several things with effects (the agent loop: model turns, tool calls) asks
-``node_steps()`` for its visit's log, keyed under ``<node>:<visit>/``; a code workflow's calls
-(``graphs.codefirst``) use one log for the whole run. ``replay(key, parts)`` says whether a
-step is done and still matches what it would do now (its fingerprint: a short hash per part,
-so a mismatch names the parts that changed); ``saved(key)`` gives the row as it is. ``begin``
-marks a step with an effect as started (found still started after a crash, it was in flight:
-the effect must be keyed by ``effect_key(key)`` so that doing it again is not doing it twice);
-``done`` records its output; ``save`` records a step done at once. Outside a durable run
-``node_steps()`` is None and the node just does its work.
+``node_steps(context)`` for its visit's log, keyed under ``<node>:<visit>/``; a code
+workflow's calls (``graphs.codefirst``) use one log for the whole run. ``replay(key, parts)``
+says whether a step is done and still matches what it would do now (its fingerprint: a short
+hash per part, so a mismatch names the parts that changed); ``saved(key)`` gives the row as
+it is. ``begin`` marks a step with an effect as started (found still started after a crash, it
+was in flight: the effect must be keyed by ``effect_key(key)`` so that doing it again is not
+doing it twice); ``done`` records its output; ``save`` records a step done at once. Outside a
+durable run ``node_steps`` is None and the node just does its work.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from graphs.events import node_scope
+from graphs.events import NO_ANSWER, RunContext
 
 _canonical = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 
@@ -142,16 +142,21 @@ class StepLog:
 
 
 class NodeSteps(StepLog):
-    """The recorded steps of one visit of one node of one run."""
+    """The recorded steps of one visit of one node of one run, and the answer that visit was
+    woken with (``answer``; ``NO_ANSWER`` when none)."""
 
-    def __init__(self, store: StepStore, run_id: str, node: str, visit: int) -> None:
+    def __init__(self, store: StepStore, run_id: str, node: str, visit: int,
+                 answer: Any = NO_ANSWER) -> None:
         super().__init__(store, run_id, f"{node}:{visit}/")
+        self.answer = answer
+
+    def resume_value(self, default: Any = None) -> Any:
+        """The answer the visit was woken with, else ``default``."""
+        return default if self.answer is NO_ANSWER else self.answer
 
 
-def node_steps() -> NodeSteps | None:
-    """Inside a node of a durable run: its visit's step log; else None."""
-    scope = node_scope.get(None)
-    if scope is None or not isinstance(store := scope[0].store, StepStore):
+def node_steps(context: RunContext | None) -> NodeSteps | None:
+    """The step log of the visit ``context`` is of, in a durable run; else None."""
+    if context is None or not isinstance(store := context.events.store, StepStore):
         return None
-    events, node, _, visit = scope
-    return NodeSteps(store, events.run_id, node, visit)
+    return NodeSteps(store, context.events.run_id, context.node, context.visit, context.answer)

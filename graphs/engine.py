@@ -5,6 +5,7 @@ running, waiting or triggered node can still reach it (the join rule; router edg
 a cycle don't count). Ready nodes run at once (a lone one is awaited inline, without a task);
 each returns the keys it merges, and nodes whose runs overlapped may not write the same key. A
 finished node triggers its edges and its router's pick, or on failure its ``on_error`` node.
+A node whose function takes a second argument is handed its ``graphs.events.RunContext``.
 The run ends when nothing runs and nothing is ready. Events go to ``graphs.events``; with a
 store, each node boundary is recorded with the frontier (ready, waiting, visits), which is all
 ``continue_graph`` needs to take a run up again. What a graph is lives in ``graphs.graph``.
@@ -17,7 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.events import NO_ANSWER, EventKind, RunEvents, describe, new_run_id, node_scope
+from graphs.events import NO_ANSWER, EventKind, RunContext, RunEvents, describe, new_run_id
 from graphs.graph import (
     END,
     START,
@@ -28,6 +29,7 @@ from graphs.graph import (
     RunLog,
     RunResult,
     Suspend,
+    TextSink,
 )
 
 __all__ = ["continue_graph", "run_graph"]
@@ -37,8 +39,10 @@ class _Run:
     """One run: what is triggered, running and waiting, the visits, and its events."""
 
     def __init__(self, graph: Graph, state: RunResult, observer: Observer | None,
-                 store: RunLog | None, max_steps: int) -> None:
-        self.g, self.state, self.store, self.max_steps = graph.compiled(), state, store, max_steps
+                 store: RunLog | None, max_steps: int, live: TextSink | None) -> None:
+        self.g, self.state = graph.compiled(), state
+        self.store, self.max_steps = store, max_steps
+        self.live = live  # where the answer streams (nodes get it in their context)
         self.events = RunEvents(state.run_id or "", observer, store)
         self.visits: dict[str, int] = {}
         self.triggered: dict[str, None] = {}  # an ordered set: nodes run in the order triggered
@@ -123,32 +127,28 @@ class _Run:
     async def _visit(self, name: str) -> None:
         """Call the node, retrying transient failures per its policy; then finish it."""
         node, attempt = self.g.nodes[name], 1
-        answer = self.answers[name][1] if name in self.answers else NO_ANSWER
-        # Only nodes that may read it need the context (it costs on the hot path).
-        token = (node_scope.set((self.events, name, answer, self.visits.get(name, 1)))
-                 if self.events.on or self.answers else None)
-        try:
-            while True:
-                t0 = time.perf_counter()
-                try:
-                    writes = await node.invoke(self.state)
-                except Suspend as suspend:
-                    return self._park(name, suspend)
-                except Exception as exc:
-                    took = time.perf_counter() - t0
-                    delay = None if node.retry is None else node.retry.delay_after(exc, attempt)
-                    if delay is None:
-                        return self._finish(name, None, exc, attempt, took)
-                    self.events.retrying(name, took, exc, attempt, delay)
-                    await asyncio.sleep(delay)
-                    attempt += 1
-                    self.events.emit(EventKind.NODE_START, node=name, attempt=attempt)
-                    self.events.record()
-                else:
-                    return self._finish(name, writes, None, attempt, time.perf_counter() - t0)
-        finally:
-            if token is not None:
-                node_scope.reset(token)
+        context = None  # built only for a node that takes it (it costs on the hot path)
+        if node.takes_context:
+            context = RunContext(self.events, name, self.visits.get(name, 1), self.answers.get(
+                name, ("", NO_ANSWER))[1], self.state.meta, self.live)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                writes = await node.invoke(self.state, context)
+            except Suspend as suspend:
+                return self._park(name, suspend)
+            except Exception as exc:
+                took = time.perf_counter() - t0
+                delay = None if node.retry is None else node.retry.delay_after(exc, attempt)
+                if delay is None:
+                    return self._finish(name, None, exc, attempt, took)
+                self.events.retrying(name, took, exc, attempt, delay)
+                await asyncio.sleep(delay)
+                attempt += 1
+                self.events.emit(EventKind.NODE_START, node=name, attempt=attempt)
+                self.events.record()
+            else:
+                return self._finish(name, writes, None, attempt, time.perf_counter() - t0)
 
     def _finish(self, name: str, writes: GraphState | None, error: Exception | None,
                 attempt: int, took: float) -> None:
@@ -223,12 +223,13 @@ class _Run:
 
 async def run_graph(graph: Graph, state: GraphState, observer: Observer | None = None,
                     max_steps: int = 25, store: RunLog | None = None, run_id: str | None = None,
-                    meta: Mapping[str, Any] | None = None) -> RunResult:
+                    meta: Mapping[str, Any] | None = None,
+                    live: TextSink | None = None) -> RunResult:
     """Run ``graph`` from START on a copy of ``state``; returns the final state (a RunResult)."""
     result = RunResult(state, meta)
     if observer is not None or store is not None:
         result.run_id = run_id or new_run_id()
-    run = _Run(graph, result, observer, store, max_steps)  # checks the graph first
+    run = _Run(graph, result, observer, store, max_steps, live)  # checks the graph first
     run.events.begin(graph.name, result, max_steps)
     run.triggered = {target: None for target, _ in graph.next_nodes(START, result) if target != END}
     run.events.record({}, run.frontier())
@@ -238,10 +239,11 @@ async def run_graph(graph: Graph, state: GraphState, observer: Observer | None =
 async def continue_graph(graph: Graph, state: RunResult, store: RunLog, *, ready: list[str],
                          waiting: dict[str, dict[str, Any]], visits: Mapping[str, int],
                          answers: Mapping[str, tuple[str, Any]], max_steps: int = 25,
-                         observer: Observer | None = None) -> RunResult:
+                         observer: Observer | None = None,
+                         live: TextSink | None = None) -> RunResult:
     """Take up a recorded run from its frontier: woken waits (node -> (wait key, answer)) run
     first, continuing their visit, then what was ready; finished nodes never run again."""
-    run = _Run(graph, state, observer, store, max_steps)
+    run = _Run(graph, state, observer, store, max_steps, live)
     run.visits, run.answers = dict(visits), dict(answers)
     run.waiting = {n: w for n, w in waiting.items() if n not in answers}
     run.triggered = dict.fromkeys([*answers, *ready])

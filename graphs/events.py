@@ -6,25 +6,28 @@ at once; the store gets the events not yet written at the next ``record``, which
 passes its delta and frontier to (one append per boundary: that is the durable step). Both
 runtimes go through the same calls: ``begin`` a run, ``record`` a boundary, ``park`` on a
 wait, ``end`` the run; ``new_run_id`` names a run and ``describe`` an error, for both.
+
+``RunContext`` is what a node is handed (its second parameter, as pydantic-graph hands a
+``GraphRunContext``): the run's id and meta, the node and its visit, the answer it was woken
+with, its observer, the sink its answer streams to, and the chat's choice of a model.
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import time
 import uuid
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from graphs.graph import GraphState, Observer, RunLog, RunResult
+from graphs.live import TextSink, WatchedSink
+from graphs.protocols import chat_of, chosen_model
 
 log = logging.getLogger(__name__)
 NO_ANSWER: Any = object()  # a node visited without an answer to read
-# Inside a node: (the run's events, the node's name, the answer it was woken with, the visit).
-node_scope: contextvars.ContextVar[tuple[RunEvents, str, Any, int]] = contextvars.ContextVar(
-    "node")
+M = TypeVar("M")
 
 
 class EventKind(StrEnum):
@@ -55,34 +58,6 @@ def describe(exc: BaseException) -> str:
 def new_run_id() -> str:
     """A new run's id (16 hex digits)."""
     return uuid.uuid4().hex[:16]
-
-
-def node_observer() -> Observer | None:
-    """Inside a node of an observed run: an observer that tags events with run, node and t."""
-    if (scope := node_scope.get(None)) is None or not scope[0].on:
-        return None
-    return scope[0].forward(scope[1])
-
-
-def early_observer(node: str, **tags: Any) -> Observer | None:
-    """Inside a node of an observed run: an observer for work started early on behalf of
-    another ``node`` (a speculative model call): its events are tagged as ``node``'s, plus
-    ``tags``."""
-    if (scope := node_scope.get(None)) is None or not scope[0].on:
-        return None
-    return scope[0].forward(node, **tags)
-
-
-def current_run_id() -> str | None:
-    """Inside a node of an observed or stored run: the run's id; else None."""
-    scope = node_scope.get(None)
-    return scope[0].run_id if scope is not None and scope[0].run_id else None
-
-
-def resume_value(default: Any = None) -> Any:
-    """Inside a node continued with an answer: the answer it was given, else ``default``."""
-    scope = node_scope.get(None)
-    return default if scope is None or scope[2] is NO_ANSWER else scope[2]
 
 
 class RunEvents:
@@ -156,3 +131,56 @@ class RunEvents:
             if record:
                 self.record()
         return forward
+
+
+class RunContext:
+    """What a node of a run is handed: who it is, what woke it, where its events and its
+    answer go. Built by the engine only for a node whose function takes it."""
+
+    __slots__ = ("answer", "events", "live", "meta", "node", "visit")
+
+    def __init__(self, events: RunEvents, node: str, visit: int, answer: Any = NO_ANSWER,
+                 meta: Mapping[str, Any] | None = None, live: TextSink | None = None) -> None:
+        self.events, self.node = events, node
+        self.visit, self.answer = visit, answer
+        self.meta: Mapping[str, Any] = meta or {}
+        self.live = live  # where the run's answer streams (None: nobody watches)
+
+    @classmethod
+    def outside(cls, node: str = "node") -> RunContext:
+        """A context for calling a node by hand, outside any run: nobody watches, nothing
+        is stored, nothing streams."""
+        return cls(RunEvents("", None, None), node, 1)
+
+    @property
+    def run_id(self) -> str | None:
+        """The run's id (None for a run neither observed nor stored)."""
+        return self.events.run_id or None
+
+    @property
+    def chat(self) -> tuple[str, str] | None:
+        """The chat the run answers (``platform``, ``chat_id`` of its meta), if any."""
+        return chat_of(self.meta)
+
+    def resume_value(self, default: Any = None) -> Any:
+        """The answer the node was woken with, else ``default``."""
+        return default if self.answer is NO_ANSWER else self.answer
+
+    def observer(self) -> Observer | None:
+        """An observer tagging events with run, node and time (None: nobody listens)."""
+        return self.events.forward(self.node) if self.events.on else None
+
+    def early_observer(self, node: str, **tags: Any) -> Observer | None:
+        """An observer for work started early on behalf of another ``node`` (a speculative
+        model call): its events are tagged as ``node``'s, plus ``tags``."""
+        return self.events.forward(node, **tags) if self.events.on else None
+
+    def live_text(self) -> TextSink | None:
+        """The sink this node's answer streams to (what it shows is traced as this node's)."""
+        if isinstance(self.live, WatchedSink) and (observer := self.observer()) is not None:
+            self.live.watch(observer)
+        return self.live
+
+    def model(self, model: M) -> M:
+        """``model`` as the run's chat chose it (``/model``); any other model is itself."""
+        return chosen_model(model, self.chat)

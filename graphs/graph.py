@@ -17,9 +17,10 @@ from typing import Any, Literal, Protocol
 START, END = "__start__", "__end__"
 RunStatus = Literal["running", "waiting", "completed", "failed", "cancelled"]
 GraphState = dict[str, Any]
-NodeFn = Callable[[GraphState], "GraphState | Awaitable[GraphState | None] | None"]
+NodeFn = Callable[..., "GraphState | Awaitable[GraphState | None] | None"]  # (state[, context])
 RouteFn = Callable[[GraphState], str]
 Observer = Callable[[dict[str, Any]], None]
+TextSink = Callable[[str], None]  # where an answer streams, the text so far (``graphs.live``)
 Route = tuple[str, str | None]  # (target, label); the label is None for a plain edge
 
 
@@ -80,7 +81,8 @@ def is_transient(exc: BaseException) -> bool:
 
 @dataclass
 class Node:
-    """One step: ``fn(state)`` returns the keys to merge (a sync ``fn`` runs in a thread)."""
+    """One step: ``fn(state)`` returns the keys to merge (a sync ``fn`` runs in a thread);
+    a ``fn(state, context)`` is also handed its ``graphs.events.RunContext``."""
 
     name: str
     fn: NodeFn
@@ -89,24 +91,41 @@ class Node:
     timeout: float | None = None
     retry: RetryPolicy | None = None
     is_async: bool = field(init=False, repr=False)
+    takes_context: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         call = getattr(self.fn, "__call__", None)  # noqa: B004 - async callable objects too
         self.is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(call)
+        self.takes_context = takes_two(self.fn)
 
-    async def invoke(self, state: GraphState) -> GraphState:
-        """Call ``fn`` on the state (a sync one in a thread; within ``timeout`` if set) and
-        check that it returned the keys to merge (a dict, or None for nothing)."""
+    async def invoke(self, state: GraphState, context: Any = None) -> GraphState:
+        """Call ``fn`` on the state (and ``context``, if it takes one; a sync one in a thread;
+        within ``timeout`` if set) and check that it returned the keys to merge (a dict, or
+        None for nothing)."""
+        fn: Any = self.fn
         if self.is_async and self.timeout is None:  # the hot path: nothing to wrap
-            result: Any = await self.fn(state)  # type: ignore[misc]
+            result: Any = await (fn(state, context) if self.takes_context else fn(state))
         else:
-            result = self.fn(state) if self.is_async else asyncio.to_thread(self.fn, state)
+            args = (state, context) if self.takes_context else (state,)
+            result = fn(*args) if self.is_async else asyncio.to_thread(fn, *args)
             async with asyncio.timeout(self.timeout):
                 while inspect.isawaitable(result):
                     result = await result
         if result.__class__ is not dict and not isinstance(result, dict | None):
             raise TypeError(f"node {self.name!r} returned {type(result).__name__}, not a dict")
         return result or {}
+
+
+def takes_two(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` needs a second positional argument (a node's run context); one with a
+    default (``key=check``, bound in a loop) is not asked for."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: the state only
+        return False
+    needed = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+              and p.default is p.empty]
+    return len(needed) >= 2
 
 
 class RunResult(dict[str, Any]):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphs.agent_nodes import agent_node, llm_node
-from graphs.events import resume_value
+from graphs.events import RunContext
 from graphs.graph import END, GraphState, Node, NodeFn, RouteFn, Suspend
 
 __all__ = ["WaitExpired", "agent_node", "human_node", "llm_node", "route_on", "route_when",
@@ -58,8 +58,8 @@ def human_node(question: Text, out_key: str, options: Sequence[str] | None = Non
     run goes to ``on_expiry`` with ``state["errors"][name]`` saying it expired.
     """
 
-    async def ask(state: GraphState) -> dict[str, Any]:
-        answer = resume_value(None)
+    async def ask(state: GraphState, context: RunContext) -> dict[str, Any]:
+        answer = context.resume_value(None)
         if answer is None:
             text = question(state) if callable(question) else question
             expires_at = None if expires_after is None else time.time() + expires_after

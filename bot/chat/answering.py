@@ -26,7 +26,6 @@ from bot.delivery.inbox import Inbox
 from bot.delivery.live import LiveReplies
 from bot.delivery.outbox import Outbox
 from bot.messages import IncomingMessage, Reply
-from bot.models.choices import in_chat
 from graphs.runs import Runs
 from memory.notes import Memory
 
@@ -84,10 +83,9 @@ class Answerer:
             self.inbox.join_run(msg.platform, msg.chat_id, ids, run_id_for(msg))
         deadline = asyncio.timeout(self.deadline)
         try:
-            with in_chat(msg.platform, msg.chat_id):  # its model calls: this chat's /model
-                async with deadline, self._showing(msg):  # live updates stop before delivery
-                    reply = await self._answer(Turn(msg, is_owner, {"messages": ids}
-                                                    if ids[1:] else {}))
+            async with deadline, self._showing(msg) as live:  # live: stops before delivery
+                reply = await self._answer(Turn(msg, is_owner, {"messages": ids}
+                                                if ids[1:] else {}, live))
         except asyncio.CancelledError:  # a clean stop (SIGTERM): the messages stay open, and
             for id_ in ids:  # are not poison
                 self.inbox.give_back(msg.platform, msg.chat_id, id_)
@@ -124,7 +122,7 @@ class Answerer:
         if prepared.answer is not None:
             return Reply(prepared.answer, prepared.route)
         read = replace(msg, text=storable(prepared.text))
-        reply = await self.route(Turn(read, turn.is_owner, prepared.state()))
+        reply = await self.route(Turn(read, turn.is_owner, prepared.state(), turn.live))
         return replace(reply, text=prepared.framed(reply.text, msg.platform))
 
     async def route(self, turn: Turn) -> Reply:

@@ -33,7 +33,6 @@ from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
 from bot.delivery.run_chats import RunChats
 from bot.messages import Accepted, Button, OutgoingFile, PressResult, Reply
-from bot.models.choices import in_chat
 from graphs import RunResult, cost_totals
 from graphs.runs import Runs, RunStore
 
@@ -150,9 +149,8 @@ class Decisions:
         answer = match_choice(wait.options, text) if wait is not None else None
         if wait is None or answer is None:
             return None
-        with in_chat(platform, chat_id):
-            state = await self.runs.resume(wait.run_id, answer, f"{platform}:{user_id}",
-                                           key=wait.key, reply_key=message_id)
+        state = await self.runs.resume(wait.run_id, answer, f"{platform}:{user_id}",
+                                       key=wait.key, reply_key=message_id)
         if state.already_answered:
             return Reply(STALE["answered"], "command", run_id=wait.run_id)
         return await self.outcome(state, default_route="command")
@@ -220,9 +218,8 @@ class Decisions:
             else:
                 if press_id is not None:  # kept first: a crash after the resume finds it
                     self.cursors.set(pressed, press_id)
-                with in_chat(*where):  # the run goes on with its chat's big model
-                    state = await self.runs.resume(target.run_id, target.answer, by,
-                                                   key=target.wait_key, reply_key=outcome)
+                state = await self.runs.resume(target.run_id, target.answer, by,
+                                               key=target.wait_key, reply_key=outcome)
                 if state.already_answered:  # another press won the race
                     return PressResult(STALE["answered"], False)
             reply = await self.outcome(state, default_route="command")

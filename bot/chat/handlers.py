@@ -28,6 +28,7 @@ from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
 from bot.delivery.run_chats import RunChats
 from bot.messages import IncomingMessage, Reply
+from graphs.graph import TextSink
 from graphs.runs import Runs, RunStore, WaitInfo
 from memory.notes import Memory
 
@@ -40,6 +41,7 @@ class Turn:
     message: IncomingMessage
     is_owner: bool
     extra: Mapping[str, Any]
+    live: TextSink | None = None  # where its answer is shown as it is written, if anywhere
 
     @property
     def scope(self) -> str:
@@ -88,7 +90,8 @@ class WorkflowCommands:
             return declared.input(CommandRequest(command.argument, sender, self.today()))
 
         state = await self.runner.start(self.workflows[declared.workflow], make_input,
-                                        run_id_for(msg), msg.platform, msg.chat_id)
+                                        run_id_for(msg), msg.platform, msg.chat_id,
+                                        live=turn.live)
         return await self.decisions.outcome(state, default_route="command")
 
 
@@ -173,7 +176,8 @@ class WaitAnswers:
             answer = match_option(waiting, msg.text)
             if answer is None:
                 return None
-            state = await self.runs.resume(waiting.run_id, answer, turn.scope, key=waiting.key)
+            state = await self.runs.resume(waiting.run_id, answer, turn.scope, key=waiting.key,
+                                           live=turn.live)
             return self.decisions.reply_from(state, default_route="command")
         relayed = relayed_wait(self.outbox, open_waits, msg.platform, msg.chat_id)
         answer = match_option(relayed, msg.text) if relayed is not None else None
@@ -201,7 +205,8 @@ class NewRun:
     async def answer(self, turn: Turn) -> Reply | None:
         msg = turn.message
         state = await self.runner.start(self.workflow, lambda: self.input(turn),
-                                        run_id_for(msg), msg.platform, msg.chat_id)
+                                        run_id_for(msg), msg.platform, msg.chat_id,
+                                        live=turn.live)
         reply = self.decisions.reply_from(state, default_route="loop")
         if not turn.is_owner and state.status == "waiting" and state.waits:  # a tool approval
             text = await ask_owner(self.notifier, self.outbox, msg.platform,

@@ -25,7 +25,7 @@ from bot.backups.lock import claim_home
 from bot.chat.commands import menu
 from bot.chat.decisions import Decisions
 from bot.cli.main import version
-from bot.config.banner import STARTUP, Startup, announce, arrived, general_lines
+from bot.config.banner import BANNER, Startup, announce, arrived, general_lines
 from bot.config.logs import setup_logging, stderr_is_journal, under_service_manager
 from bot.config.settings import Settings
 from bot.delivery.outbox import Outbox
@@ -75,7 +75,7 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
                                    ("Discord", settings.discord_bot_token),
                                    ("Dashboard", settings.dashboard_port)) if on]
     startup = Startup(parts, plain=managed, journal=stderr_is_journal(environ))
-    STARTUP.set(startup)  # this task's context: the adapters' tasks see it too
+    BANNER.begin(startup)  # the process's banner: the adapters' lines count their parts
     terminated = asyncio.Event()  # from here on, a SIGTERM stops the run as cleanly as later
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated.set)
     app = assemble(settings)

@@ -5,8 +5,9 @@ adapters start; each adapter adds its line once the platform has said who the bo
 Discord's READY), and the dashboard its URL once it listens. stderr, so the console chat's
 stdout stays the conversation. Nothing secret is printed: no token, no key.
 
-``frontdesk run`` also sets a ``Startup`` for its tasks (a context variable, so nothing else
-sees it): under systemd each line is printed plain (no indent, no aligned columns; in the
+``frontdesk run`` also gives the process's ``BANNER`` its ``Startup`` (``BANNER.begin``; the
+banner is stderr's, and stderr is the process's, so it is one per process, not a run's hidden
+state): under systemd each line is printed plain (no indent, no aligned columns; in the
 journal with a "notice" priority), and the adapters and the dashboard announcing themselves
 is how the run knows that they serve (then it tells systemd READY=1).
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Iterable
-from contextvars import ContextVar
 
 from bot.config.settings import Settings
 
@@ -50,20 +50,38 @@ class Startup:
         return (JOURNAL_NOTICE if self.journal else "") + " ".join(line.split())
 
 
-STARTUP: ContextVar[Startup | None] = ContextVar("frontdesk_startup", default=None)
+class Banner:
+    """The banner of this process: its lines on stderr, as the ``Startup`` begun wants them."""
+
+    def __init__(self) -> None:
+        self.startup: Startup | None = None
+
+    def begin(self, startup: Startup | None) -> None:
+        """``frontdesk run`` starts (None: it ended): its lines and parts go to ``startup``."""
+        self.startup = startup
+
+    def announce(self, line: str) -> None:
+        """One banner line, at once (a service manager's journal shows it as it happens)."""
+        startup = self.startup
+        print(startup.shown(line) if startup else line, file=sys.stderr, flush=True)
+
+    def arrived(self, part: str) -> None:
+        """Tell the run's ``Startup`` (if any) that a part serves now."""
+        if self.startup is not None:
+            self.startup.arrived(part)
+
+
+BANNER = Banner()  # the process's one stderr banner
 
 
 def announce(line: str) -> None:
-    """One banner line, at once (a service manager's journal shows it as it happens)."""
-    startup = STARTUP.get()
-    print(startup.shown(line) if startup else line, file=sys.stderr, flush=True)
+    """One banner line, at once (``BANNER.announce``)."""
+    BANNER.announce(line)
 
 
 def arrived(part: str) -> None:
-    """Tell the run's ``Startup`` (if any) that a part serves now."""
-    startup = STARTUP.get()
-    if startup is not None:
-        startup.arrived(part)
+    """A part serves now (``BANNER.arrived``)."""
+    BANNER.arrived(part)
 
 
 def general_lines(settings: Settings, model_names: tuple[str, str], version: str,

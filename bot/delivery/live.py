@@ -1,7 +1,8 @@
 """Live replies: an answer shown in the chat while the model writes it, then delivered once.
 
-The gateway opens ``LiveReplies.showing(...)`` around a message's run; the run's answer streams
-into the ``LiveReply`` (``graphs.live``), which shows it through the platform's ``LiveAdapter``:
+The gateway opens ``LiveReplies.showing(...)`` around a message's run and passes the
+``LiveReply`` it yields to the run (``Runs.start(..., live=reply)``); the run's answer streams
+into it (``graphs.live``), and it shows it through the platform's ``LiveAdapter``:
 
 - ``draft`` (Telegram private chats): the text as the chat's draft, an ephemeral preview;
   the final text is then the outbox's ordinary message. A refused draft falls back to edits.
@@ -17,7 +18,8 @@ delivery is never held back by it), never a write that changes nothing, a flood 
 after ``MAX_FLOODS`` flood answers in one reply nothing more is shown live. A partial text
 always ends with "…" (``partial``), and a final text never does (``settled``), so a partial
 message never looks finished. The run's trace gets ``first_visible`` when the answer was
-first shown (the model's ``first_token`` event says when its text began).
+first shown, through the observer of the node that took it (``watch``; the model's
+``first_token`` event says when its text began).
 """
 
 from __future__ import annotations
@@ -34,9 +36,8 @@ from typing import Any
 from bot.adapters.base import Adapter, LiveAdapter
 from bot.delivery.shown import LiveMessages
 from bot.messages import Flooded, LiveRefused
-from graphs.events import EventKind, node_observer
+from graphs.events import EventKind
 from graphs.graph import Observer
-from graphs.live import streaming_to
 
 log = logging.getLogger(__name__)
 
@@ -111,12 +112,12 @@ class LiveReplies:
     @contextlib.asynccontextmanager
     async def showing(self, platform: str, chat_id: str, key: str,
                       private: bool) -> AsyncIterator[LiveReply | None]:
-        """Runs inside the block stream their answer to this chat; on leaving, live updates
-        stop (one in flight finishes) before the final delivery goes out."""
+        """The live reply a run inside the block streams its answer to (None: nothing can be
+        shown live); on leaving, live updates stop (one in flight finishes) before the final
+        delivery goes out."""
         reply = self.open(platform, chat_id, key, private)
         try:
-            with streaming_to(reply):
-                yield reply
+            yield reply
         finally:
             if reply is not None:
                 await reply.close()
@@ -130,7 +131,8 @@ class LiveReplies:
 
 
 class LiveReply:
-    """One answer shown as it grows; called with the text so far (a ``graphs.live`` sink)."""
+    """One answer shown as it grows; called with the text so far (a ``graphs.live`` sink,
+    a ``WatchedSink``: its ``first_visible`` goes to the observer of the node that took it)."""
 
     def __init__(self, owner: LiveReplies, adapter: LiveAdapter, chat_id: str, key: str,
                  mode: str, messages: dict[int, str]) -> None:
@@ -156,12 +158,15 @@ class LiveReply:
         if self._closing.is_set():
             return
         if self._task is None:
-            self.observer = node_observer()  # the run's node: where first_visible goes
             self._task = asyncio.get_running_loop().create_task(self._pump())
         if text and self.first_text_at is None:
             self.first_text_at = time.monotonic()
         self.latest = text
         self._changed.set()
+
+    def watch(self, observer: Observer) -> None:
+        """The node streaming the answer: its observer gets ``first_visible``."""
+        self.observer = observer
 
     @property
     def live(self) -> bool:

@@ -186,15 +186,6 @@ def last_user_images(messages: Sequence[Message]) -> list[ImagePart]:
     return []
 
 
-def resolve_observer(observer: Observer | None) -> Observer | None:
-    """The observer passed in, else the current graph node's (when running inside one)."""
-    if observer is not None:
-        return observer
-    from graphs.events import node_observer  # lazily: models load without the graphs package
-
-    return node_observer()
-
-
 def emit(observer: Observer | None, event: dict[str, Any]) -> None:
     """Send one event; an observer's failure never breaks a model call."""
     if observer is None:

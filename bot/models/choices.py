@@ -4,20 +4,18 @@
 deep=o3``). The owner picks one for a chat with ``/model NAME``; ``ModelChoices`` keeps it as
 a row of ``model_choices`` (this module owns the table), so it survives a restart, and a preset
 no longer configured counts as no choice. ``ChatBigModel`` is the one big model every workflow
-is built with: each call asks which chat's work is under way (``in_chat``, a context variable
-the gateway and the owner's decisions set, which the engine's node tasks inherit) and goes to
-that chat's model, made once per model name and kept, so nothing is rebuilt per message. Each
-such model is a model of its own: its budget hold uses its own prices, and the trace's
-``model_call`` event names it.
+is built with: a run asks it for its chat's model (``model_for``: the run's context reads the
+chat from the run's meta, ``graphs.events.RunContext.model``), made once per model name and
+kept, so nothing is rebuilt per message. Each such model is a model of its own: its budget
+hold uses its own prices, and the trace's ``model_call`` event names it. Called as it is
+(outside a chat's run: a scheduled task), it is the configured default.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.models.base import Message, Model, Reply
@@ -34,20 +32,6 @@ MIGRATIONS: list[Migration] = [
         );
     """),
 ]
-
-CHAT: ContextVar[tuple[str, str] | None] = ContextVar("frontdesk_chat", default=None)
-
-
-@contextmanager
-def in_chat(platform: str, chat_id: str) -> Iterator[None]:
-    """The work inside (and the tasks it starts) is this chat's: its model calls use the
-    chat's chosen big model."""
-    token = CHAT.set((platform, chat_id))
-    try:
-        yield
-    finally:
-        CHAT.reset(token)
-
 
 class ModelChoices:
     """The preset each chat chose (``model_choices``), read against the configured presets."""
@@ -87,7 +71,7 @@ class ModelChoices:
 
 
 class ChatBigModel:
-    """A ``Model`` in the big role that is, for each call, the big model of the chat at work."""
+    """A ``Model`` in the big role: the default big model, and each chat's (``model_for``)."""
 
     role = "big"
 
@@ -101,8 +85,8 @@ class ChatBigModel:
 
     @property
     def name(self) -> str:
-        """The model's name for the chat at work (the default outside any chat)."""
-        return self.current().name
+        """The default model's name (a chat's: ``model_for(...).name``)."""
+        return self.default.name
 
     @name.setter
     def name(self, value: str) -> None:  # the protocol's name is a variable; this one follows
@@ -118,19 +102,13 @@ class ChatBigModel:
             self._made[name] = self._make(name, "big")
         return self._made[name]
 
-    def current(self) -> Model:
-        """The big model of the chat whose work is under way (``in_chat``)."""
-        chat = CHAT.get()
-        return self.default if chat is None else self.model_for(*chat)
-
     async def complete(self, messages: Sequence[Message | Mapping[str, Any]],
                        **options: Any) -> Reply:
-        """The call, by the chat's model (``tools``, ``max_tokens``, ``purpose``,
-        ``observer`` and whatever else a model takes are passed on as given)."""
-        return await self.current().complete(messages, **options)
+        """The call, by the default model (a chat's run calls ``model_for``'s instead)."""
+        return await self.default.complete(messages, **options)
 
     def __getattr__(self, name: str) -> Any:
-        """Anything else a model offers (e.g. ``aclose``), of the chat's model."""
+        """Anything else a model offers (e.g. ``aclose``), of the default model."""
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self.current(), name)
+        return getattr(self.default, name)

@@ -33,7 +33,6 @@ from bot.models.base import (
     ToolSpec,
     as_messages,
     emit,
-    resolve_observer,
 )
 from bot.models.costs import OverBudget, PriceTable, SpendLog
 from bot.models.offline import OfflineModel
@@ -153,7 +152,7 @@ class GuardedModel:
                    max_tokens: int, purpose: str | None, observer: Observer | None,
                    on_text: TextSink | None = None) -> Reply:
         """One model call with the budget, retry and fallback rules around it."""
-        sink = resolve_observer(observer)
+        sink = observer
         feed = TextFeed(on_text, sink, role=self.role, purpose=purpose) if on_text else None
         event = {"event": "model_call", "role": self.role, "provider": self.provider,
                  "model": self.name, "purpose": purpose}

@@ -27,7 +27,6 @@ from bot.models.base import (
     emit,
     last_user_images,
     last_user_text,
-    resolve_observer,
 )
 from bot.models.intent_rules import (
     asks_about_the_assistant,
@@ -244,13 +243,13 @@ class OfflineModel:
         conversation = as_messages(messages)
         text, calls = offline_text(purpose, conversation, tools)
         if on_text is not None and not calls:
-            feed = TextFeed(on_text, resolve_observer(observer), role=self.role,
+            feed = TextFeed(on_text, observer, role=self.role,
                             purpose=purpose)
             for word in WORDS.findall(text):
                 feed.add(word)
                 await asyncio.sleep(0)  # each word a step of its own, as chunks arrive
         usage = Usage(sum(len(m.content) for m in conversation) // 4 + 1, len(text) // 4 + 1)
-        emit(resolve_observer(observer), {
+        emit(observer, {
             "event": "model_call", "role": self.role, "provider": self.provider,
             "model": self.name, "purpose": purpose, "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens, "cost_usd": 0.0,

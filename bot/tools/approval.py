@@ -22,7 +22,6 @@ from bot.config.text import one_name, shown, shown_json
 from bot.models.base import ToolCall
 from bot.tools.registry import Caller, ToolRegistry, ToolResult
 from graphs.checkpoints import NodeSteps
-from graphs.events import resume_value
 from graphs.graph import Suspend
 
 APPROVE, DENY = "Approve", "Deny"
@@ -65,7 +64,7 @@ def _decision(tools: ToolRegistry, call: ToolCall, caller: Caller, steps: NodeSt
     if saved is not None and saved.status == "done":
         return str(saved.output["decision"])
     wait_key = steps.prefix + key
-    answer = resume_value(None)
+    answer = steps.resume_value(None)
     if isinstance(answer, dict) and answer.get("key") == wait_key:
         decision = "expired" if answer.get("expired") else str(answer.get("answer"))
         steps.save(key, "approval", {"decision": decision, "by": answer.get("by")})

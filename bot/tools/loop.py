@@ -8,10 +8,11 @@ fifty reminders sets eight. The loop stops for one of
 ``STOP_REASONS``, named in a ``loop_end`` event: a final answer, ``max_iterations`` turns,
 ``max_seconds`` of time, turns with no valid action (only unknown tools, refused tools or
 arguments that do not fit), or a critical failure (the model failed). ``model_call``,
-``tool_call`` and ``loop_end`` events go to the observer passed in, else to the current graph
-node's.
+``tool_call`` and ``loop_end`` events go to the observer passed in, else to the node's of the
+run ``context`` passed in (``graphs.events.RunContext``).
 
-Inside a durable run each model turn and each tool call is a step (``graphs.checkpoints``):
+Inside a durable run (a ``context`` of one) each model turn and each tool call is a step
+(``graphs.checkpoints``):
 recorded as it completes, replayed when the node runs again after a crash, so a tool that ran
 is not run again; a call in flight at the crash runs again under the same ``effect_key``,
 which effectful tools use to do their effect once. A call that needs the owner's approval
@@ -37,12 +38,12 @@ from bot.models.base import (
     Usage,
     as_messages,
     emit,
-    resolve_observer,
 )
 from bot.tools.approval import approved_call
 from bot.tools.registry import Caller, ToolRegistry, ToolResult
 from graphs import EventKind
 from graphs.checkpoints import NodeSteps, node_steps
+from graphs.events import RunContext
 
 StopReason = Literal["final_answer", "max_iterations", "max_time", "no_valid_action",
                      "critical_failure"]
@@ -88,13 +89,17 @@ async def run_loop(model: Model, messages: Sequence[Message | Mapping[str, Any]]
                    tools: ToolRegistry, caller: Caller, *, max_iterations: int = 8,
                    observer: Observer | None = None, max_tokens: int = 1024,
                    purpose: str = "agent", max_seconds: float | None = None,
-                   on_text: TextSink | None = None) -> LoopResult:
+                   on_text: TextSink | None = None,
+                   context: RunContext | None = None) -> LoopResult:
     """Alternate model turns and tool runs until the model answers or a stop condition.
 
     ``on_text`` (``graphs.live``): each turn may be the final answer, so each is streamed
     to it; a turn that asks for tools takes back what it showed (tool turns are not shown).
+    ``context``: the run context of the node the loop runs in (its steps, its observer, the
+    answer it was woken with); None outside a run.
     """
-    sink, steps = resolve_observer(observer), node_steps()
+    sink = observer if observer is not None or context is None else context.observer()
+    steps = node_steps(context)
     conversation = as_messages(messages)
     specs = tools.specs_for(caller)
     result = LoopResult(text="", messages=conversation, iterations=0)

@@ -95,7 +95,7 @@ class AgentCall(FlowCall[T]):
                 {"role": "user", "content": _render(self.input)}]
 
     def parts(self) -> dict[str, Any]:
-        chosen = current().agents.model(self.model)
+        chosen = current().model(self.model)
         options = {"model": getattr(chosen, "name", None),
                    "provider": getattr(chosen, "provider", None), "max_tokens": self.max_tokens,
                    "tools": None if self.tools is None else self.max_iterations}
@@ -104,7 +104,7 @@ class AgentCall(FlowCall[T]):
 
     async def compute(self, key: str) -> Any:
         run = current()
-        chosen, messages = run.agents.model(self.model), self._messages()
+        chosen, messages = run.model(self.model), self._messages()
         if self.tools is None:
             reply = await chosen.complete(messages, max_tokens=self.max_tokens,
                                           purpose=self.name, observer=run.forward(key))

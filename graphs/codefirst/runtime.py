@@ -1,12 +1,13 @@
 """The machinery behind code workflows: the current run, memoised calls, fingerprints, waits.
 
-The runner (``graphs.codefirst.workflow``) sets the current run in a context variable, so the
-primitives (``agent``, ``step``, ``parallel``, ``pipeline``, ``ask``) find it without a context
-object in the author's code. ``FlowRun.memo`` is the one way a call is made, through the run's
-step log (``graphs.checkpoints.StepLog``, the one a node's inner steps use too): it returns the
-saved output when the step's fingerprint still matches, refuses (naming the step and the parts
-that changed) when it does not, unless the run was given a re-run choice, and otherwise runs
-the call and records it (a ``run_steps`` row, ``node_start``/``node_end`` events through
+The runner (``graphs.codefirst.workflow``) sets the current run, with the key of the call under
+way, in one context variable, so the primitives (``agent``, ``step``, ``parallel``,
+``pipeline``, ``ask``) find it without a context object in the author's code.
+``FlowRun.memo`` is the one way a call is made, through the run's step log
+(``graphs.checkpoints.StepLog``, the one a node's inner steps use too): it returns the saved
+output when the step's fingerprint still matches, refuses (naming the step and the parts that
+changed) when it does not, unless the run was given a re-run choice, and otherwise runs the
+call and records it (a ``run_steps`` row, ``node_start``/``node_end`` events through
 ``graphs.events.RunEvents``). ``FlowRun.park`` is how an ``ask`` waits.
 ``FlowCall`` is a call not made yet: awaiting it makes it; ``parallel`` and ``pipeline`` take
 it as it is.
@@ -19,13 +20,13 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from graphs.checkpoints import Replay, StepLog
 from graphs.codefirst.codec import canonical, from_json, to_json
 from graphs.events import EventKind, RunEvents, describe
 from graphs.graph import Observer, Suspend
-from graphs.protocols import AgentLoop, ChatModel
+from graphs.protocols import AgentLoop, ChatModel, chat_of, chosen_model
 from graphs.runs.store import RunStore
 
 T = TypeVar("T")
@@ -67,44 +68,59 @@ class AgentKit:
         return self.models[choice]
 
 
-_current: contextvars.ContextVar[FlowRun] = contextvars.ContextVar("flow_run")
-_scope: contextvars.ContextVar[str] = contextvars.ContextVar("flow_scope", default="")
-_group: contextvars.ContextVar[str | None] = contextvars.ContextVar("flow_group", default=None)
+class Where(NamedTuple):
+    """Where the calling code is: its run, the key its calls go under, its fan-out group."""
+
+    run: FlowRun
+    prefix: str = ""
+    group: str | None = None
+
+
+# The one context variable of code workflows. A workflow is the author's plain async code:
+# ``agent``/``step``/``ask`` are called inside the author's own functions (pipeline stages, an
+# ask's ``revise``, helpers), at any depth, and in the tasks ``parallel`` starts; a parameter
+# would have to pass through every one of them, so the run and the enclosing key travel with
+# the task instead (each task copies it, so parallel calls never see each other's keys).
+_where: contextvars.ContextVar[Where] = contextvars.ContextVar("flow_where")
+
+
+def here() -> Where:
+    """Where the calling code is; a FlowError outside a workflow."""
+    where = _where.get(None)
+    if where is None:
+        raise FlowError("agent/step/parallel/pipeline/ask only work inside a @workflow function "
+                        "run by Workflow.start (or continued by graphs.runs.Runs)")
+    return where
 
 
 def current() -> FlowRun:
     """The run the calling code belongs to; a FlowError outside a workflow."""
-    run = _current.get(None)
-    if run is None:
-        raise FlowError("agent/step/parallel/pipeline/ask only work inside a @workflow function "
-                        "run by Workflow.start (or continued by graphs.runs.Runs)")
-    return run
+    return here().run
 
 
 def scoped(key: str) -> str:
     """``key`` under the enclosing call's key (inside a pipeline cell, an ask's revision...)."""
-    return _scope.get() + key
+    return here().prefix + key
 
 
 @contextmanager
 def within(prefix: str, group: str | None = None) -> Iterator[None]:
     """Calls made inside are keyed under ``prefix`` (already scoped) and belong to ``group``."""
-    scope, member = _scope.set(prefix), _group.set(group)
+    token = _where.set(Where(current(), prefix, group))
     try:
         yield
     finally:
-        _scope.reset(scope)
-        _group.reset(member)
+        _where.reset(token)
 
 
 @contextmanager
 def member_of(group: str) -> Iterator[None]:
     """The calls made inside (not their own inner calls) belong to the fan-out ``group``."""
-    token = _group.set(group)
+    token = _where.set(here()._replace(group=group))
     try:
         yield
     finally:
-        _group.reset(token)
+        _where.reset(token)
 
 
 class FlowCall(Generic[T]):
@@ -141,8 +157,11 @@ class FlowRun:
     """One execution of a workflow function: its store, step log, re-run choices, events."""
 
     def __init__(self, store: RunStore, run_id: str, agents: AgentKit,
-                 observer: Observer | None, reruns: set[str]) -> None:
-        self.store, self.run_id, self.agents = store, run_id, agents
+                 observer: Observer | None, reruns: set[str],
+                 meta: Mapping[str, Any] | None = None) -> None:
+        self.store, self.run_id = store, run_id
+        self.agents = agents
+        self.chat = chat_of(meta or {})  # whose /model choice its big model follows
         self.events = RunEvents(run_id, observer, store)
         self.steps = StepLog(store, run_id)
         self.reruns = reruns
@@ -153,12 +172,11 @@ class FlowRun:
     @contextmanager
     def bound(self) -> Iterator[None]:
         """The primitives find this run while the workflow function runs."""
-        token = _current.set(self)
+        token = _where.set(Where(self))
         try:
-            with within(""):
-                yield
+            yield
         finally:
-            _current.reset(token)
+            _where.reset(token)
 
     def frontier(self) -> dict[str, Any]:
         """What the run waits on, as the run layer stores it (a code run has no ready nodes)."""
@@ -182,6 +200,10 @@ class FlowRun:
                             "tell them apart")
         if row is None or canonical(row.output) != marker:
             self.steps.shape(name, kind, shape)
+
+    def model(self, choice: str | ChatModel | None) -> ChatModel:
+        """The kit's model for ``choice``, as the run's chat chose it (``/model``)."""
+        return chosen_model(self.agents.model(choice), self.chat)
 
     def forward(self, key: str) -> Observer:
         """An observer for a model or loop inside step ``key``: its events join the run's."""
@@ -212,7 +234,8 @@ class FlowRun:
                    compute: Callable[[str], Awaitable[Any]],
                    cell: tuple[str, str, str] | None = None) -> Any:
         """The saved output of ``key`` if its fingerprint matches, else run and record it."""
-        key, group = scoped(key), _group.get()
+        where = here()
+        key, group = where.prefix + key, where.group
         replay = self.check(key, parts)
         if replay.done:
             return from_json(returns, replay.output)

@@ -16,7 +16,7 @@ from typing import Any
 from graphs.codefirst.codec import to_json
 from graphs.codefirst.runtime import AgentKit, FlowRun
 from graphs.events import describe, new_run_id
-from graphs.graph import Graph, Observer, RunResult, Suspend
+from graphs.graph import Graph, Observer, RunResult, Suspend, TextSink
 from graphs.runs.protocol import Runtime
 from graphs.runs.records import RunRecord
 from graphs.runs.store import RunStore
@@ -40,14 +40,17 @@ class Workflow:
 
     async def start(self, store: RunStore, input: Mapping[str, Any] | None = None, *,
                     run_id: str | None = None, meta: Mapping[str, Any] | None = None,
-                    observer: Observer | None = None) -> RunResult:
-        """Run the function with ``input`` as keyword arguments; returns like ``run_graph``."""
+                    observer: Observer | None = None,
+                    live: TextSink | None = None) -> RunResult:
+        """Run the function with ``input`` as keyword arguments; returns like ``run_graph``
+        (``live`` is not used: no call of a code workflow streams the run's answer)."""
         result = RunResult(dict(input or {}), meta)
         result.run_id = run_id or new_run_id()
         return await self._execute(store, result, observer, set(), resumed=False)
 
     async def proceed(self, store: RunStore, record: RunRecord,
-                      observer: Observer | None = None) -> RunResult:
+                      observer: Observer | None = None,
+                      live: TextSink | None = None) -> RunResult:
         """Run the function again from the top: finished calls return their saved output."""
         result = RunResult(record.input, record.meta)
         result.run_id = record.run_id
@@ -56,7 +59,7 @@ class Workflow:
     async def _execute(self, store: RunStore, result: RunResult, observer: Observer | None,
                        reruns: set[str], resumed: bool) -> RunResult:
         assert result.run_id is not None
-        run = FlowRun(store, result.run_id, self.agents, observer, reruns)
+        run = FlowRun(store, result.run_id, self.agents, observer, reruns, result.meta)
         run.events.begin(self.name, None if resumed else result, 0, code=True)
         run.events.record()
         try:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from graphs.events import EventKind, new_run_id
-from graphs.graph import Graph, GraphRunError, Observer, RunResult
+from graphs.graph import Graph, GraphRunError, Observer, RunResult, TextSink
 from graphs.runs.protocol import Registry, Workflow, result_of
 from graphs.runs.store import RunStore
 from graphs.trace import export
@@ -53,29 +53,30 @@ class Runs:
 
     async def start(self, workflow: Workflow | Graph | str,
                     input: Mapping[str, Any] | None = None, *, run_id: str | None = None,
-                    meta: Mapping[str, Any] | None = None,
-                    observer: Observer | None = None) -> RunResult:
+                    meta: Mapping[str, Any] | None = None, observer: Observer | None = None,
+                    live: TextSink | None = None) -> RunResult:
         """A new run of ``workflow`` (registered first when it is an object); with the
-        ``run_id`` of a run that exists already, that run as it stands (never a second)."""
+        ``run_id`` of a run that exists already, that run as it stands (never a second).
+        ``live``: where the run's answer streams as it is written (``graphs.live``)."""
         found = self._named(workflow) if isinstance(workflow, str) else self.register(workflow)
         if run_id is not None and self.store.run(run_id) is not None:
             return self.load(run_id)
         run_id = run_id or new_run_id()
         try:
             result = await found.start(self.store, input, run_id=run_id, meta=meta,
-                                       observer=observer)
+                                       observer=observer, live=live)
         except BaseException:
             self._traced(run_id)  # the run (if it began) failed: its trace says why
             raise
         if result.status == "waiting" and result.run_id and self.store.untaken(
                 result.run_id):  # answered while another branch still ran: take it up now
-            return await self._continue(result.run_id, observer, ("waiting",))
+            return await self._continue(result.run_id, observer, ("waiting",), live)
         self._traced(result.run_id)
         return result
 
     async def resume(self, run_id: str, answer: Any, by: str = "owner", key: str | None = None,
-                     observer: Observer | None = None,
-                     reply_key: str | None = None) -> RunResult:
+                     observer: Observer | None = None, reply_key: str | None = None,
+                     live: TextSink | None = None) -> RunResult:
         """Answer the run's open wait (``key``, else the oldest) and continue the run.
 
         A wait that was already answered (or expired, or cancelled) is left alone: the result
@@ -83,13 +84,14 @@ class Runs:
         one wins. While the run is still running (another branch is busy), the answer is
         stored and the run as it stands is returned: starting a second runner would run its
         busy nodes twice. The run takes the answer up once it parks (see ``_continue``).
-        ``reply_key``: the reply the answer owes its chat, stored with it (``owed_replies``).
+        ``reply_key``: the reply the answer owes its chat, stored with it (``owed_replies``);
+        ``live``: where the continued run's answer streams.
         """
         if self.store.run(run_id) is None:
             raise GraphRunError(f"there is no run {run_id!r}")
         open_waits = [w for w in self.store.waits("open", run_id) if key is None or w.key == key]
         if open_waits and self.store.answer(run_id, open_waits[0].key, answer, by, reply_key):
-            return await self._continue(run_id, observer, ("waiting",))
+            return await self._continue(run_id, observer, ("waiting",), live)
         result = self.load(run_id)
         result.already_answered = True
         return result
@@ -173,7 +175,8 @@ class Runs:
         return workflow
 
     async def _continue(self, run_id: str, observer: Observer | None,
-                        from_status: tuple[str, ...]) -> RunResult:
+                        from_status: tuple[str, ...],
+                        live: TextSink | None = None) -> RunResult:
         """Claim the run (running again) and let its workflow proceed from the record.
 
         Recovery continues ``running`` runs (their runner died); answers and expiries continue
@@ -184,14 +187,15 @@ class Runs:
             return self.load(run_id)
         record = self.store.record(run_id)
         try:
-            result = await self._named(record.workflow).proceed(self.store, record, observer)
+            result = await self._named(record.workflow).proceed(self.store, record, observer,
+                                                                live)
         except BaseException:
             self._traced(run_id)
             raise
         given = {wait.key for wait in record.answers.values()}
         if result.status == "waiting" and any(  # an answer came in while it ran: take it up
                 wait.key not in given for wait in self.store.untaken(run_id)):
-            return await self._continue(run_id, observer, ("waiting",))
+            return await self._continue(run_id, observer, ("waiting",), live)
         self._traced(run_id)
         return result
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from graphs.engine import continue_graph, run_graph
-from graphs.graph import Graph, Observer, RunResult
+from graphs.graph import Graph, Observer, RunResult, TextSink
 from graphs.runs.records import RunRecord
 from graphs.runs.store import RunStore
 
@@ -44,10 +44,12 @@ class Workflow(Protocol):
 
     async def start(self, store: RunStore, input: Mapping[str, Any] | None = None, *,
                     run_id: str | None = None, meta: Mapping[str, Any] | None = None,
-                    observer: Observer | None = None) -> RunResult: ...
+                    observer: Observer | None = None,
+                    live: TextSink | None = None) -> RunResult: ...
 
     async def proceed(self, store: RunStore, record: RunRecord,
-                      observer: Observer | None = None) -> RunResult: ...
+                      observer: Observer | None = None,
+                      live: TextSink | None = None) -> RunResult: ...
 
 
 class GraphWorkflow:
@@ -65,19 +67,21 @@ class GraphWorkflow:
 
     async def start(self, store: RunStore, input: Mapping[str, Any] | None = None, *,
                     run_id: str | None = None, meta: Mapping[str, Any] | None = None,
-                    observer: Observer | None = None) -> RunResult:
+                    observer: Observer | None = None,
+                    live: TextSink | None = None) -> RunResult:
         return await run_graph(self.shape, dict(input or {}), observer, self.max_steps, store,
-                               run_id, meta)
+                               run_id, meta, live)
 
     async def proceed(self, store: RunStore, record: RunRecord,
-                      observer: Observer | None = None) -> RunResult:
+                      observer: Observer | None = None,
+                      live: TextSink | None = None) -> RunResult:
         state = result_of(record)
         return await continue_graph(
             self.shape, state, store, ready=record.ready,
             waiting={node: wait.as_wait() for node, wait in record.waiting.items()},
             visits=record.visits,
             answers={node: (wait.key, wait.outcome()) for node, wait in record.answers.items()},
-            max_steps=record.max_steps, observer=observer)
+            max_steps=record.max_steps, observer=observer, live=live)
 
 
 def result_of(record: RunRecord) -> RunResult:

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from graphs.events import RunContext
 from graphs.graph import END, START, Graph, GraphState, Node
 from graphs.nodes import human_node, route_on
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
@@ -41,7 +42,7 @@ REVIEWS = {"tone": "Tone", "facts": "Facts", "length": "Length"}  # state key ->
 OPTIONS = ["Approve", "Revise", "Discard"]
 WORD_LIMIT = re.compile(r"\b(?:in|under|within|max(?:imum)?|at most|up to|no more than)\s+"
                         r"(\d{1,5})\s+words?\b", re.IGNORECASE)
-Step = Callable[[GraphState], Awaitable[dict[str, Any]]]
+Step = Callable[[GraphState, RunContext], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -92,13 +93,14 @@ def review_of(result: Any) -> dict[str, Any]:
 def draft(deps: ContentDeps) -> Step:
     """The big model, with writing tools, turns the brief into a first draft."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         messages = [{"role": "system", "content": deps.prompts["draft"]},
                     {"role": "user", "content": state["brief"]}]
         counters = {"auto_revisions": 0, "owner_revisions": 0}
         try:
-            result = await deps.loop(deps.big, messages, deps.writing_tools,
-                                     deps.make_caller(state["sender"]), purpose="draft")
+            result = await deps.loop(context.model(deps.big), messages, deps.writing_tools,
+                                     deps.make_caller(state["sender"]), purpose="draft",
+                                     observer=context.observer(), context=context)
         except Refused as refused:
             return {"draft": "", "stopped": f"{refused.reason} I stopped: no draft was made.",
                     **counters}
@@ -110,16 +112,16 @@ def draft(deps: ContentDeps) -> Step:
     return node
 
 
-def a_check(key: str, ask: Callable[[GraphState], Awaitable[Any]]) -> Step:
+def a_check(key: str, ask: Callable[[GraphState, RunContext], Awaitable[Any]]) -> Step:
     """A check node writing its review to ``key``: after a stop it is not checked; a refused
     call stops the workflow (``aggregate`` reads ``refused``); a failed call did not run,
     so it is not checked, never a pass; otherwise the reply's verdict (``review_of``)."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         if state.get("stopped"):
             return {key: not_checked("stopped")}
         try:
-            result = await ask(state)
+            result = await ask(state, context)
         except Refused as refused:
             return {key: {**not_checked("refused"), "refused": refused.reason}}
         except Exception as exc:  # a failed check did not run; it is not a pass either
@@ -133,10 +135,11 @@ def a_check(key: str, ask: Callable[[GraphState], Awaitable[Any]]) -> Step:
 def check_tone(deps: ContentDeps) -> Step:
     """The small model scores the tone; a reply without a verdict is not checked."""
 
-    async def ask(state: GraphState) -> Any:
+    async def ask(state: GraphState, context: RunContext) -> Any:
         messages = [{"role": "system", "content": deps.prompts["check_tone"]},
                     {"role": "user", "content": f"Brief: {state['brief']}\n\n{state['draft']}"}]
-        return await deps.small.complete(messages, max_tokens=200, purpose="check_tone")
+        return await deps.small.complete(messages, max_tokens=200, purpose="check_tone",
+                                         observer=context.observer())
 
     return a_check("tone", ask)
 
@@ -144,11 +147,12 @@ def check_tone(deps: ContentDeps) -> Step:
 def check_facts(deps: ContentDeps) -> Step:
     """An agent with only the memory search tool checks claims against the notes."""
 
-    async def ask(state: GraphState) -> Any:
+    async def ask(state: GraphState, context: RunContext) -> Any:
         messages = [{"role": "system", "content": deps.prompts["check_facts"]},
                     {"role": "user", "content": state["draft"]}]
-        return await deps.loop(deps.big, messages, deps.facts_tools,
-                               deps.make_caller(state["sender"]), purpose="check_facts")
+        return await deps.loop(context.model(deps.big), messages, deps.facts_tools,
+                               deps.make_caller(state["sender"]), purpose="check_facts",
+                               observer=context.observer(), context=context)
 
     return a_check("facts", ask)
 
@@ -199,14 +203,16 @@ def aggregate(state: GraphState) -> dict[str, Any]:
 def revise(deps: ContentDeps) -> Step:
     """The big model rewrites with the feedback: the owner's if they gave some, else the checks'."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         owner_feedback = state.get("owner_feedback")
         feedback = owner_feedback or "\n".join(state["review"]["problems"])
         messages = [{"role": "system", "content": deps.prompts["revise"]},
                     {"role": "user", "content": f"Brief: {state['brief']}\n\nDraft:\n"
                      f"{state['draft']}\n\nFeedback:\n{feedback}"}]
         try:
-            reply = await deps.big.complete(messages, max_tokens=1500, purpose="revise")
+            reply = await context.model(deps.big).complete(messages, max_tokens=1500,
+                                                           purpose="revise",
+                                                           observer=context.observer())
         except Refused as refused:
             return {"stopped": f"{refused.reason} I stopped: the draft was not revised and "
                                "nothing was saved."}

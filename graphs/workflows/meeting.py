@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from graphs.events import node_scope, resume_value
+from graphs.events import RunContext
 from graphs.graph import END, START, Graph, GraphState, Node, Suspend
 from graphs.nodes import WaitExpired, route_on
 
@@ -36,7 +36,7 @@ APPROVE, DECLINE = "Approve", "Decline"
 GUEST_NODES = frozenset({"pick"})  # waits the guest who asked answers (not only the owner)
 OWNER_NODES = frozenset({"approval"})  # waits relayed to the owner's chat
 MAX_ROUNDS = 40  # safety net of the engine: offers, picks and holds in one run
-Step = Callable[[GraphState], Awaitable[dict[str, Any]]]
+Step = Callable[..., Awaitable[dict[str, Any]]]  # (state[, context])
 
 
 class MeetingDesk(Protocol):
@@ -87,11 +87,6 @@ class MeetingDeps:
     hold_expires: float = 24 * 3600.0  # FRONTDESK_MEETING_HOLD: the owner's time to answer
 
 
-def run_id() -> str:
-    """The id of the run this node belongs to."""
-    return node_scope.get()[0].run_id or ""
-
-
 def request_of(state: GraphState) -> dict[str, Any]:
     """The request as the desk reads it: topic, length, window, who asks."""
     return {key: state.get(key) for key in ("topic", "minutes", "earliest", "latest", "sender")}
@@ -100,10 +95,10 @@ def request_of(state: GraphState) -> dict[str, Any]:
 def offer(deps: MeetingDeps) -> Step:
     """Record the request (first visit) and list the next free slots."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
-        meeting_id = state.get("meeting_id") or run_id()
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
+        meeting_id = state.get("meeting_id") or context.run_id or ""
         if not state.get("meeting_id") and (
-                refused := deps.desk.open(meeting_id, run_id(), request_of(state))):
+                refused := deps.desk.open(meeting_id, context.run_id or "", request_of(state))):
             return {"meeting_id": meeting_id, "reply": refused, "next_step": "refused"}
         after = None
         if state.get("choice") == NONE_OF_THESE and state.get("slots"):
@@ -120,8 +115,8 @@ def offer(deps: MeetingDeps) -> Step:
 def pick(deps: MeetingDeps) -> Node:
     """The guest picks a slot by its button (or None of these); expires after a while."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
-        answer = resume_value(None)
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
+        answer = context.resume_value(None)
         if answer is None:
             options = [slot["label"] for slot in state["slots"]] + [NONE_OF_THESE]
             raise Suspend(question=state["question"], options=options,
@@ -154,8 +149,8 @@ def hold(deps: MeetingDeps) -> Step:
 def approval(deps: MeetingDeps) -> Node:
     """The owner's Approve / Decline (relayed to the owner's chat); expires with the hold."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
-        answer = resume_value(None)
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
+        answer = context.resume_value(None)
         if answer is None:
             raise Suspend(question=deps.desk.approval_text(state["meeting_id"]),
                           options=[APPROVE, DECLINE],
@@ -170,11 +165,11 @@ def approval(deps: MeetingDeps) -> Node:
 def book(deps: MeetingDeps) -> Step:
     """Re-check the slot and create the event once; taken meanwhile: a new request."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         outcome = await deps.desk.book(state["meeting_id"])
         if outcome["outcome"] == "conflict":
             rounds = int(state.get("requests") or 1) + 1
-            return {"meeting_id": f"{run_id()}-{rounds}", "requests": rounds,
+            return {"meeting_id": f"{context.run_id or ''}-{rounds}", "requests": rounds,
                     "note": outcome["reply"], "reply": outcome["reply"], "next_step": "offer"}
         return {"reply": outcome["reply"], "reply_file": outcome.get("file"),
                 "outcome": outcome["outcome"], "next_step": "done"}
@@ -185,8 +180,8 @@ def book(deps: MeetingDeps) -> Step:
 def renew(deps: MeetingDeps) -> Step:
     """After a conflict: record the new request the guest's new slots belong to."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
-        deps.desk.open(state["meeting_id"], run_id(), request_of(state))
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
+        deps.desk.open(state["meeting_id"], context.run_id or "", request_of(state))
         return {}
 
     return node

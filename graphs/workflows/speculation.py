@@ -47,9 +47,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from graphs.events import EventKind, early_observer
+from graphs.events import EventKind, RunContext
 from graphs.graph import Observer
-from graphs.live import live_text
 from graphs.protocols import AgentLoop, when_sent
 
 FOR_NODE = "full_agent"
@@ -65,8 +64,8 @@ class _FirstTurnTaken(Exception):
 
 
 class _Relay:
-    """The speculative turn's text so far, passed on to the chat only once adopted (in the
-    adopting node's context, so what the sink traces is filed under ``full_agent``).
+    """The speculative turn's text so far, passed on to the chat only once adopted (to the
+    sink ``full_agent`` took from its context, so what the sink traces is filed under it).
 
     Text is passed on at the next turn of the event loop, the latest only, and not once the
     turn has ended: the answer then goes out as the reply at once, and a draft of it would
@@ -76,7 +75,6 @@ class _Relay:
     def __init__(self) -> None:
         self.text: str | None = None
         self.sink: Callable[[str], None] | None = None
-        self.context: contextvars.Context | None = None
         self.ended = False  # the turn has its whole answer
         self._due = False  # a pass-on is scheduled
 
@@ -88,15 +86,15 @@ class _Relay:
 
     def _pass_on(self) -> None:
         self._due = False
-        if self.sink is None or self.context is None or self.text is None:
+        if self.sink is None or self.text is None:
             return
         if self.text and self.ended:
             return  # the whole answer: the reply itself follows
-        self.context.run(self.sink, self.text)
+        self.sink(self.text)
 
     def attach(self, sink: Callable[[str], None]) -> None:
         """Show the text from now on, starting with what came before the adoption."""
-        self.sink, self.context = sink, contextvars.copy_context()
+        self.sink = sink
         if self.text is not None:
             self(self.text)
 
@@ -214,17 +212,14 @@ class Speculations:
             expected[0].set()
 
     def start(self, run_id: str, loop: AgentLoop, model: Any, messages: list[dict[str, Any]],
-              tools: Any, caller: Any) -> None:
-        """Start the loop's first turn for run ``run_id``, outside every node's scope (so that
-        no step of a node is read or written), its events tagged for ``full_agent``. The turn's
-        model says when its request has left (``graphs.protocols.request_sent``)."""
+              tools: Any, caller: Any, context: RunContext) -> None:
+        """Start the loop's first turn for run ``run_id`` (``model``: the chat's choice), with
+        no node's context (so that no step of a node is read or written), its events tagged
+        for ``full_agent``. The turn's model says when its request has left
+        (``graphs.protocols.request_sent``)."""
         self._drop_stale()
-        # A model that follows the chat's choice (``/model``) says which model it is here, in
-        # the run's context: the turn itself runs in a fresh one.
-        if callable(current := getattr(model, "current", None)):
-            model = current()
-        first = _FirstTurn(model, early_observer(FOR_NODE, speculative=True),
-                           streams=live_text() is not None)  # read here: the run's context
+        first = _FirstTurn(model, context.early_observer(FOR_NODE, speculative=True),
+                           streams=context.live is not None)
 
         async def first_turn() -> None:
             try:
@@ -233,9 +228,9 @@ class Speculations:
             finally:
                 self.sent(run_id)  # over, whether its request left or not
 
-        context = contextvars.Context()
-        context.run(when_sent, lambda: self.sent(run_id))
-        task = asyncio.get_running_loop().create_task(first_turn(), context=context)
+        fresh = contextvars.Context()  # the request-sent hook's context (graphs.protocols)
+        fresh.run(when_sent, lambda: self.sent(run_id))
+        task = asyncio.get_running_loop().create_task(first_turn(), context=fresh)
         task.add_done_callback(_quiet)
         self._by_run[run_id] = speculation = _Speculation(task, first)
         speculation.tell("started")

@@ -37,15 +37,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graphs.events import current_run_id
+from graphs.events import RunContext
 from graphs.graph import END, START, Graph, GraphState, Node
-from graphs.live import live_text
 from graphs.nodes import route_on
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
 from graphs.workflows.speculation import Speculations
 from graphs.workflows.verdicts import offline, refusal
 
-AsyncNode = Callable[[GraphState], Awaitable[dict[str, Any]]]
+AsyncNode = Callable[[GraphState, RunContext], Awaitable[dict[str, Any]]]
 ROUTES = ("quick_reply", "full_agent", "notify_now")
 INTENTS = ("social", "question", "task", "urgent")
 URGENT_AT = 0.8
@@ -135,18 +134,18 @@ def classify_intent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
     first turn is started early, its request leaves first (``Speculations.let_go_first``):
     nothing competes with it for the event loop until it is on its way."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         text = request_of(state)
         if not text.strip():  # a file without a caption: the big model looks at it
             return {"intent": "question", "urgency": 0.0, "classified_by": "no caption"}
-        run_id = current_run_id()
+        run_id = context.run_id
         if run_id is not None:  # the agent's speculative first turn, if any, leaves first
             await speculations.let_go_first(run_id)
         messages = [{"role": "system", "content": deps.prompts["classify"]},
                     {"role": "user", "content": text}]
         try:
             reply = await deps.small.complete(messages, max_tokens=CLASSIFY_MAX_TOKENS,
-                                              purpose="classify")
+                                              purpose="classify", observer=context.observer())
             parsed = read_classification(reply.text)
         except Exception:  # classification only advises: the rules still route the message
             parsed = None
@@ -166,8 +165,8 @@ def check_calendar(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
     """Read today's events and the next hours (in a worker thread); then, when the offline
     rules expect ``full_agent``, start its first turn while ``classify_intent`` still runs."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
-        run_id = current_run_id()
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
+        run_id = context.run_id
         early = run_id if run_id is not None and speculating(deps, state) else None
         if early is not None:
             speculations.expect(early)  # before any wait: classify (next to run) sees it
@@ -176,9 +175,9 @@ def check_calendar(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
             calendar = (await asyncio.to_thread(deps.read_calendar, state["sender"])
                         if deps.has_calendar else "")
             if early is not None:
-                speculations.start(early, deps.loop, deps.big,
+                speculations.start(early, deps.loop, context.model(deps.big),
                                    agent_messages(deps, state, calendar), deps.tools,
-                                   deps.make_caller(state["sender"]))
+                                   deps.make_caller(state["sender"]), context)
                 started = True
         finally:
             if early is not None and not started:
@@ -207,31 +206,33 @@ def gather(speculations: Speculations) -> AsyncNode:
     """Both branches are in: pick the route from the intent, the urgency and who wrote; on any
     route but ``full_agent``, cancel its speculative first turn (its cost is counted first)."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         route = choose_route(state["intent"], state["urgency"],
                              bool(state["sender"]["is_owner"]))
-        speculations.routed(current_run_id())
+        speculations.routed(context.run_id)
         if route != "full_agent":
-            await speculations.cancel(current_run_id(), f"route {route}")
+            await speculations.cancel(context.run_id, f"route {route}")
         return {"route": route}
 
     return node
 
 
-def quick_reply(deps: TriageDeps) -> Callable[[GraphState], Awaitable[dict[str, Any]]]:
+def quick_reply(deps: TriageDeps) -> AsyncNode:
     """A short social answer from the small model: the big model is never spent on it.
 
     When the classify call already wrote the answer, it is the reply and no model is called
     (``reply_from`` says so in the trace); otherwise the small model is asked now."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         if state.get("social_reply"):
             return {"reply": state["social_reply"], "reply_from": "classify_intent"}
         messages = [{"role": "system", "content": deps.prompts["quick_reply"]},
                     {"role": "user", "content": request_of(state)}]
         try:
             reply = await deps.small.complete(messages, max_tokens=QUICK_REPLY_MAX_TOKENS,
-                                              purpose="quick_reply", on_text=live_text())
+                                              purpose="quick_reply",
+                                              observer=context.observer(),
+                                              on_text=context.live_text())
         except Exception as exc:  # the model's one-sentence reason is the answer
             return {"reply": getattr(exc, "user_message", "The model is unavailable right now.")}
         return {"reply": reply.text}
@@ -261,11 +262,12 @@ def full_agent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
     """The tool loop on the big model, pre-loaded with memory hits and the calendar; its first
     turn is the speculative one when that asked exactly the same."""
 
-    async def node(state: GraphState) -> dict[str, Any]:
+    async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         messages = agent_messages(deps, state, state.get("calendar") or "")
-        model = speculations.adopting(current_run_id(), deps.big)
+        model = speculations.adopting(context.run_id, context.model(deps.big))
         result = await deps.loop(model, messages, deps.tools, deps.make_caller(state["sender"]),
-                                 on_text=live_text())  # the answer, shown as it is written
+                                 observer=context.observer(), context=context,
+                                 on_text=context.live_text())  # shown as it is written
         return {"reply": result.text}
 
     return node

@@ -18,8 +18,11 @@ Usage::
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
+
+from graphs.protocols import chosen_model
 
 NO_VERDICT = "the model gave no verdict"
 OFFLINE = "the model was offline"
@@ -65,6 +68,12 @@ class StopOnRefusal:
         if name == "model":  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
         return getattr(self.model, name)
+
+    def model_for(self, platform: str, chat_id: str) -> StopOnRefusal:
+        """The same wrapper around the wrapped model as this chat chose it (``/model``)."""
+        chosen = copy.copy(self)
+        chosen.model = chosen_model(self.model, (platform, chat_id))
+        return chosen
 
     async def complete(self, messages: Any, **options: Any) -> Any:
         """The wrapped model's reply, unless the call was refused."""

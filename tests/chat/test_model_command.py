@@ -17,8 +17,9 @@ from bot.config.banner import general_lines
 from bot.config.settings import Settings
 from bot.dashboard.data import run_detail
 from bot.models import build_models, model_maker
-from bot.models.choices import ChatBigModel, ModelChoices, in_chat
+from bot.models.choices import ChatBigModel, ModelChoices
 from bot.models.costs import SpendLog
+from graphs.protocols import chosen_model
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.support.harness import GUEST, Harness, HarnessFactory
@@ -114,12 +115,10 @@ async def test_the_budget_holds_a_call_at_the_chosen_models_prices(tmp_path: Pat
         choices = ModelChoices(connect(settings.database), settings.model_presets)
         big = ChatBigModel(default, choices, model_maker(settings, spend_log=spend))
         ask = [{"role": "user", "content": "hello"}]
-        with in_chat("telegram", "1"):
-            refused = await big.complete(ask, max_tokens=1024)
+        refused = await chosen_model(big, ("telegram", "1")).complete(ask, max_tokens=1024)
         assert refused.refused and server.requests == []  # $0.0082 worst case: over budget
         choices.choose("telegram", "1", "cheap")
-        with in_chat("telegram", "1"):
-            answered = await big.complete(ask, max_tokens=1024)
+        answered = await chosen_model(big, ("telegram", "1")).complete(ask, max_tokens=1024)
         assert answered.refused is None and answered.text == "fake reply"
         assert [r.json["model"] for r in server.requests if r.json] == ["gpt-4.1-nano"]
         with connect(settings.database) as db:

@@ -19,10 +19,11 @@ def test_public_names_are_the_listed_ones() -> None:
     assert sorted(graphs.__all__) == sorted(
         ["END", "START", "AgentLoop", "ChatModel", "EventKind", "Graph", "GraphBuildError",
          "GraphRunError", "GraphState", "GraphWorkflow", "JsonlTrace", "Node", "NodeFn",
-         "Observer", "Registry", "RetryPolicy", "RouteFn", "RunInfo", "RunRecord", "RunResult",
+         "Observer", "Registry", "RetryPolicy", "RouteFn", "RunContext", "RunInfo", "RunRecord",
+         "RunResult",
          "RunStatus", "RunStore", "Runs", "Suspend", "WaitExpired", "WaitInfo", "agent_node",
          "continue_graph", "cost_totals", "human_node", "is_transient", "llm_node",
-         "node_observer", "node_statuses", "parse_json_object", "resume_value", "route_on",
+         "node_statuses", "parse_json_object", "route_on",
          "route_when", "run_graph", "to_mermaid", "tool_node"])
     assert all(hasattr(graphs, name) for name in graphs.__all__)
 

@@ -36,7 +36,6 @@ from bot.models.base import (
     Usage,
     as_messages,
     emit,
-    resolve_observer,
 )
 from graphs.protocols import request_sent
 
@@ -120,19 +119,19 @@ class FakeModel:
         if scripted.error is not None:
             message = (scripted.error.user_message if isinstance(scripted.error, ModelError)
                        else str(scripted.error))
-            emit(resolve_observer(observer), {**event, "input_tokens": 0, "output_tokens": 0,
+            emit(observer, {**event, "input_tokens": 0, "output_tokens": 0,
                                               "cost_usd": 0.0, "error": message})
             raise scripted.error
         reply = scripted.reply
         assert reply is not None
         if on_text is not None and not reply.tool_calls:
             self.streamed += 1
-            feed = TextFeed(on_text, resolve_observer(observer), role=self.role,
+            feed = TextFeed(on_text, observer, role=self.role,
                             purpose=purpose)
             for word in reply.text.split(" "):
                 feed.add(word if not feed.text else f" {word}")
                 await asyncio.sleep(self.chunk_delay_s)
-        emit(resolve_observer(observer), {**event, "input_tokens": reply.usage.input_tokens,
+        emit(observer, {**event, "input_tokens": reply.usage.input_tokens,
                                           "output_tokens": reply.usage.output_tokens,
                                           "cost_usd": reply.cost_usd})
         # a copy, so a caller mutating the reply cannot change what the test scripted

@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.models import OfflineModel, parse_intent
 from bot.tools.loop import run_loop
-from graphs import END, START, Graph, Node, run_graph
+from graphs import END, START, Graph, Node, RunContext, run_graph
 from graphs.agent_nodes import agent_node, llm_node
 from tests.fakes.model import FakeModel
 from tests.support.models import GUEST, OWNER, Events, contract_tools
@@ -18,7 +18,8 @@ async def test_llm_node_sends_system_and_prompt_and_parses_the_reply() -> None:
     node = llm_node(model, prompt=lambda s: s["text"], output_key="intent", purpose="classify",
                     system="Classify the message.",
                     parse=lambda reply, s: list(parse_intent(reply, s["text"])))
-    assert await node({"text": "book a table"}) == {"intent": ["task", 0.5]}
+    assert await node({"text": "book a table"}, RunContext.outside()) == {
+        "intent": ["task", 0.5]}
     [call] = model.history
     assert [(m.role, m.content) for m in call.messages] == [
         ("system", "Classify the message."), ("user", "book a table")]
@@ -30,7 +31,7 @@ async def test_agent_node_runs_the_loop_for_the_states_caller() -> None:
     node = agent_node(run_loop, OfflineModel(role="big"), contract_tools(calls),
                       caller=lambda s: s["caller"], prompt=lambda s: s["text"],
                       output_key="answer", max_iterations=4)
-    out = await node({"text": "where is my passport?", "caller": GUEST})
+    out = await node({"text": "where is my passport?", "caller": GUEST}, RunContext.outside())
     assert calls == [("search_notes", {"query": "where is my passport?", "scope": "telegram:7"})]
     assert out["answer"].startswith("From your notes:")
 

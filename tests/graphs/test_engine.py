@@ -17,7 +17,7 @@ from graphs import (
     GraphRunError,
     Node,
     RetryPolicy,
-    node_observer,
+    RunContext,
     run_graph,
 )
 from graphs.trace import node_statuses
@@ -437,11 +437,11 @@ async def test_a_node_in_a_cycle_runs_again_and_the_join_inside_waits_again() ->
             assert sorted(order[round_start + 1:i]) == ["facts", "length", "tone"]
 
 
-async def test_node_observer_tags_events_inside_a_node_and_is_none_outside() -> None:
+async def test_the_context_observer_tags_events_and_is_none_when_nobody_listens() -> None:
     seen: list[Any] = []
 
-    async def agent(state: State) -> State:
-        observer = node_observer()
+    async def agent(state: State, context: RunContext) -> State:
+        observer = context.observer()
         seen.append(observer)
         if observer is not None:
             observer({"event": "model_call", "role": "small", "cost_usd": 0.001})
@@ -453,7 +453,7 @@ async def test_node_observer_tags_events_inside_a_node_and_is_none_outside() -> 
     assert calls and calls[0]["node"] == "flaky" and calls[0]["run_id"] == result.run_id
     assert "t" in calls[0] and calls[0]["role"] == "small"
     await run_graph(one_node(agent), {})
-    assert seen[1] is None and node_observer() is None
+    assert seen[1] is None
 
 
 async def test_a_node_returning_a_non_dict_fails_clearly() -> None:

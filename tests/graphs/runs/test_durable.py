@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from graphs import END, START, Graph, GraphRunError, GraphWorkflow, Node, run_graph
+from graphs import END, START, Graph, GraphRunError, GraphWorkflow, Node, RunContext, run_graph
 from graphs.nodes import human_node, route_on
 from graphs.runs import Runs, RunStore
 from graphs.trace import read_jsonl, write_jsonl
@@ -210,10 +210,8 @@ async def test_the_log_is_the_trace_and_exports_as_jsonl(
 
 async def test_costs_sum_the_model_calls(
         store: RunStore, runs: Runs) -> None:
-    from graphs import node_observer
-
-    async def agent(state: dict[str, Any]) -> dict[str, Any]:
-        observe = node_observer()
+    async def agent(state: dict[str, Any], context: RunContext) -> dict[str, Any]:
+        observe = context.observer()
         assert observe is not None
         observe({"event": "model_call", "role": "small", "input_tokens": 10,
                  "output_tokens": 5, "cost_usd": 0.25})

@@ -8,7 +8,6 @@ import asyncio
 from typing import Any
 
 from graphs import run_graph
-from graphs.live import streaming_to
 from tests.fakes.model import FakeModel
 from tests.graphs.workflows.test_speculation import OWNER, classified, triage
 
@@ -69,10 +68,9 @@ async def shown_while_running(big: FakeModel) -> tuple[Any, list[str]]:
     shown: list[str] = []
     small = FakeModel(role="small")
     small.enqueue(classified("question"), delay_s=0.05)
-    with streaming_to(shown.append):
-        state = await run_graph(triage(small, big, rules=("question", 0.2)),
-                                {"text": "when is the dentist?", "sender": OWNER,
-                                 "history": []}, observer=lambda event: None)
+    state = await run_graph(triage(small, big, rules=("question", 0.2)),
+                            {"text": "when is the dentist?", "sender": OWNER, "history": []},
+                            observer=lambda event: None, live=shown.append)
     await asyncio.sleep(0)  # anything passed on late would arrive now
     return state, shown
 

@@ -1,0 +1,87 @@
+"""The run context is explicit: what a node needs comes in its ``RunContext``, and at most two
+context variables are left in product code, each saying why a parameter cannot do."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from graphs import END, START, Graph, Node, RunContext, run_graph
+from graphs.protocols import chosen_model
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("bot", "graphs", "memory", "sqlitedb")
+MADE = re.compile(r"\bContextVar\(")
+
+
+def context_variables() -> list[tuple[Path, int, list[str]]]:
+    """Every ``ContextVar(`` made in product code: the file, the line, the lines above it."""
+    found = []
+    for folder in PRODUCT:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for number, line in enumerate(lines):
+                if MADE.search(line) and not line.lstrip().startswith("#"):
+                    found.append((path, number + 1, lines[max(0, number - 6):number]))
+    return found
+
+
+def test_at_most_two_context_variables_each_saying_why_a_parameter_cannot_do() -> None:
+    found = context_variables()
+    assert len(found) <= 2, [f"{p.relative_to(ROOT)}:{n}" for p, n, _ in found]
+    for path, number, above in found:
+        comment = " ".join(line.strip().lstrip("# ") for line in above
+                           if line.strip().startswith("#"))
+        assert "parameter" in comment and len(comment) > 80, (
+            f"{path.relative_to(ROOT)}:{number}: say in a comment above it why a parameter "
+            "cannot do")
+
+
+async def test_a_node_gets_its_run_id_meta_visit_resume_value_and_live_sink() -> None:
+    seen: dict[str, Any] = {}
+    shown: list[str] = []
+
+    async def answer(state: dict[str, Any], context: RunContext) -> dict[str, Any]:
+        seen.update(run_id=context.run_id, chat=context.chat, node=context.node,
+                    visit=context.visit, resumed=context.resume_value("none"))
+        sink = context.live_text()
+        assert sink is not None
+        sink("Hello")
+        return {"reply": "Hello"}
+
+    graph = Graph("one")
+    graph.add_node(Node("answer", answer))
+    graph.add_edge(START, "answer")
+    graph.add_edge("answer", END)
+    result = await run_graph(graph, {}, observer=lambda event: None, run_id="r-1",
+                             meta={"platform": "telegram", "chat_id": "42"},
+                             live=shown.append)
+    assert result["reply"] == "Hello" and shown == ["Hello"]
+    assert seen == {"run_id": "r-1", "chat": ("telegram", "42"), "node": "answer", "visit": 1,
+                    "resumed": "none"}
+
+
+async def test_a_node_of_state_alone_is_called_without_a_context() -> None:
+    graph = Graph("plain")
+    graph.add_node(Node("plain", lambda state: {"seen": len(state)}))
+    graph.add_edge(START, "plain")
+    assert not graph.nodes["plain"].takes_context
+    assert (await run_graph(graph, {"a": 1}))["seen"] == 1
+
+
+class PerChat:
+    """A model that is, per chat, the chat's choice."""
+
+    name = "default"
+
+    def model_for(self, platform: str, chat_id: str) -> str:
+        return f"{platform}:{chat_id}"
+
+
+def test_the_chats_model_is_the_runs_chats_choice_and_any_other_model_is_itself() -> None:
+    assert chosen_model(PerChat(), ("discord", "7")) == "discord:7"
+    model = PerChat()
+    assert chosen_model(model, None) is model
+    plain = object()
+    assert chosen_model(plain, ("discord", "7")) is plain
