@@ -1,54 +1,30 @@
-"""The database's tables by owner: every part's ordered migrations, in one registry.
+"""Where a database file stands against this version's migrations (``bot.migrations``).
 
-Each part owns its tables and applies its own list when it opens the database (the runs in
-``graphs.runs.schema``, memory in ``memory.schema``, the gateway's ledger, the notices, the
-people, the spend log, the reminders). This registry names them all once, so whoever asks
-"which migrations does this version know?" (``frontdesk doctor``, a restore, an upgrade check)
-reads one list instead of keeping its own. ``read_state`` tells, without writing a byte, where
-a database file stands against this version: up to date, migrations to apply, or written by a
-newer Frontdesk (a migration this version does not know).
+``frontdesk doctor``, a restore, an upgrade check and ``--version`` ask "which migrations does
+this version know?" of the one ordered list in ``bot.migrations``. ``read_state`` tells,
+without writing a byte, where a database file stands against it: up to date, migrations to
+apply, or written by a newer Frontdesk (a migration this version does not know).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.access import people
-from bot.delivery import files, ledger, notifier, shown
-from bot.meetings import store as meetings
-from bot.models import choices, costs
-from bot.reminders import store as reminders
-from graphs.runs import schema as runs_schema
-from memory import schema as memory_schema
+from bot import migrations
 from sqlitedb import Migration, applied_migrations, running_version
-
-MIGRATIONS_BY_OWNER: dict[str, Sequence[Migration]] = {
-    "graphs.runs": runs_schema.MIGRATIONS,
-    "memory": memory_schema.MIGRATIONS,
-    "bot.delivery.ledger": ledger.MIGRATIONS,
-    "bot.delivery.notifier": notifier.MIGRATIONS,
-    "bot.delivery.shown": shown.MIGRATIONS,
-    "bot.delivery.files": files.MIGRATIONS,
-    "bot.access.people": people.MIGRATIONS,
-    "bot.models.costs": costs.MIGRATIONS,
-    "bot.models.choices": choices.MIGRATIONS,
-    "bot.reminders.store": reminders.MIGRATIONS,
-    "bot.meetings.store": meetings.MIGRATIONS,
-}
 
 
 def known_migrations() -> set[str]:
     """Every migration name this version of Frontdesk knows."""
-    return {name for migrations in MIGRATIONS_BY_OWNER.values() for name, _ in migrations}
+    return {name for name, _ in ordered_migrations()}
 
 
 def ordered_migrations() -> list[Migration]:
-    """Every migration of every owner, in the order an upgrade applies them."""
-    return [migration for migrations in MIGRATIONS_BY_OWNER.values()
-            for migration in migrations]
+    """Every migration, in the order an upgrade applies them (read when asked, so a test may
+    put a list of its own in ``bot.migrations.MIGRATIONS``)."""
+    return list(migrations.MIGRATIONS)
 
 
 @dataclass(frozen=True)

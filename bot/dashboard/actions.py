@@ -17,6 +17,7 @@ from bot.chat.gateway import Gateway
 from bot.config.settings import Settings
 from bot.models.costs import SpendLog
 from graphs.runs import RunStore
+from sqlitedb.database import Database
 
 
 async def answer_wait(store: RunStore, owners: Mapping[str, str], gateway: Gateway,
@@ -39,9 +40,9 @@ async def answer_wait(store: RunStore, owners: Mapping[str, str], gateway: Gatew
     return result.accepted, result.alert
 
 
-def spend_reader(settings: Settings) -> Callable[[], dict[str, Any]]:
-    """A function giving ``{"day", "spent_usd", "budget_usd"}`` (its own connection)."""
-    ledger = SpendLog.open(settings)
+def spend_reader(settings: Settings, db: Database) -> Callable[[], dict[str, Any]]:
+    """A function giving ``{"day", "spent_usd", "budget_usd"}``, read from ``db``."""
+    ledger = SpendLog.open(settings, db)
 
     def spend() -> dict[str, Any]:
         return {"day": ledger.today(), "spent_usd": round(ledger.spent(), 6),

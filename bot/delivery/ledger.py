@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlitedb import migrate, transaction
+from sqlitedb import transaction
+from sqlitedb.database import Database
 
 MIGRATIONS = [
     ("gateway_001_inbox", """
@@ -161,9 +162,8 @@ class ButtonTarget:
 class Ledger:
     """Inbox, outbox, refusals, button tokens and cursors on one SQLite connection."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        migrate(conn, MIGRATIONS)
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer  # the tables' migrations are applied by whoever opened ``db``
 
     # -- inbox -------------------------------------------------------------------------
     def record(self, platform: str, chat_id: str, message_id: str, user_id: str,

@@ -63,7 +63,7 @@ async def main(db: str, folder: Path, mode: str) -> None:
         return note_id
 
     memory.add = add  # type: ignore[method-assign]
-    store = RunStore(db)
+    store = RunStore.open(db)
     if mode == "after_tool":
         original_finish = store.finish_step
 
