@@ -22,7 +22,6 @@ docs/memory.md ("How search stays fast at a million notes") has the trade-off.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet

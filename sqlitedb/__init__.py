@@ -14,11 +14,11 @@ nothing of ours, so ``graphs/``, ``memory/`` and ``bot/`` can all build on it.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-import contextlib
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path

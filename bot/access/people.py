@@ -20,7 +20,6 @@ Usage::
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass

@@ -12,10 +12,10 @@ import json
 import sys
 from typing import Any
 
-import sqlitedb
 from bot.config.settings import Settings
 from bot.config.text import shown
 from bot.delivery.ledger import Failure, Ledger
+from bot.migrations import open_database
 from graphs.codefirst import flow_view, matrix_text
 from graphs.events import EventKind
 from graphs.runs import RunInfo, RunStore
@@ -28,8 +28,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.database.exists():
         print("No runs yet.")
         return 0
-    store = RunStore(settings.database)
-    try:
+    with open_database(settings.database) as db:  # the run store and the ledger, no more
+        store = RunStore(db)
         if args.run_id:
             return show(store, args.run_id)
         runs = store.runs(limit=20)
@@ -37,19 +37,13 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             print("No runs yet.")
         for run in runs:
             print(shown(list_line(run), "terminal"))
-        print_failures(settings)
+        print_failures(Ledger(db))
         return 0
-    finally:
-        store.close()
 
 
-def print_failures(settings: Settings) -> None:
+def print_failures(ledger: Ledger) -> None:
     """The messages and parts that failed for good, newest first."""
-    conn = sqlitedb.connect(settings.database)
-    try:
-        failures = Ledger(conn).failures(limit=10)
-    finally:
-        conn.close()
+    failures = ledger.failures(limit=10)
     if failures:
         print("\nfailed for good (not retried):")
     for failure in failures:

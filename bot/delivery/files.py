@@ -11,7 +11,6 @@ often as its part: once, in order with the reply's text, or marked failed with i
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 from bot.adapters.base import OutgoingFile

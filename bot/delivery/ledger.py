@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any

@@ -11,7 +11,6 @@ same window the outbox has for a part sent twice.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 from sqlitedb.database import Database

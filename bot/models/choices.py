@@ -13,7 +13,6 @@ such model is a model of its own: its budget hold uses its own prices, and the t
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager

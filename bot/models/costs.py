@@ -12,7 +12,6 @@ provider refused outright. A hold never settled (a crash, a time-out) counts at 
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping

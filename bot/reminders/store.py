@@ -23,7 +23,6 @@ Usage::
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass

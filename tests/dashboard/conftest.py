@@ -27,7 +27,7 @@ from bot.config.settings import Settings
 from bot.dashboard.server import DashboardData, DashboardServer, start_dashboard
 from bot.models import Models
 from graphs import END, START, Graph, Node, RunResult
-from graphs.runs import Runs, RunStore
+from graphs.runs import Runs
 from graphs.runs.reading import RunReading
 from tests.dashboard.cdp import CHROMIUM, Chromium
 from tests.fakes.model import FakeModel

@@ -54,11 +54,9 @@ def test_other_addresses_need_a_token(host: str) -> None:
 
 async def test_it_refuses_before_listening(desk: Desk) -> None:
     reader = RunReading(desk.services.db.reader)
-    try:
-        with pytest.raises(DashboardRefused, match=r"127\.0\.0\.1"):
-            await start_dashboard(DashboardData(reader, {}), host="0.0.0.0", port=0)
-    finally:
-    
+    with pytest.raises(DashboardRefused, match=r"127\.0\.0\.1"):
+        await start_dashboard(DashboardData(reader, {}), host="0.0.0.0", port=0)
+
 
 async def test_with_a_token_every_request_must_carry_it(guarded: DashboardServer) -> None:
     async with aiohttp.ClientSession() as http:
