@@ -172,9 +172,12 @@ class SpendLog:
     @classmethod
     def open(cls, settings: Settings, db: Database | None = None) -> SpendLog:
         """A spend log with days in the owner's time zone, on ``db``; without one, on a
-        ``Database`` of its own (a process that opened none: two more connections)."""
+        ``Database`` of its own with the log's migrations applied (for a process that opened
+        none; two more connections)."""
         tz = ZoneInfo(settings.timezone) if settings.timezone else None
-        return cls(db if db is not None else Database(settings.database), tz=tz)
+        if db is None:
+            db = Database(settings.database, migrations=MIGRATIONS)
+        return cls(db, tz=tz)
 
     def today(self) -> str:
         """The log's current day, ``YYYY-MM-DD`` (owner's zone, else the machine's)."""

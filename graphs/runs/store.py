@@ -8,7 +8,8 @@ answering, expiring or cancelling it is ``UPDATE ... WHERE status = 'open'``, so
 answers exactly one wins, and an answer the run has not used yet is kept as "not taken".
 Several statements that must land together go through ``transaction()``. The store is built
 over the one ``Database`` (its writer); whoever opens that applies ``graphs.runs.schema``'s
-migrations. Nothing here unpickles anything. Reading for lists and the dashboard is ``graphs.runs.reading``.
+migrations. Nothing here unpickles anything. Reading for lists and the dashboard is
+``graphs.runs.reading``.
 """
 
 from __future__ import annotations

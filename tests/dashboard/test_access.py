@@ -195,16 +195,16 @@ async def test_the_token_set_in_the_environment_is_the_one_and_the_kept_one_stay
     settings = desk.services.settings
     links: asyncio.Queue[str] = asyncio.Queue()
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, desk.services.db,
-                                               port=0,
-                                               on_ready=links.put_nowait))
+    db = desk.services.db
+    task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, db,
+                                               port=0, on_ready=links.put_nowait))
     assert (await asyncio.wait_for(links.get(), 10)).endswith(f"?token={TOKEN}")
     assert not (settings.home / TOKEN_FILE).exists()
     task.cancel()
     monkeypatch.delenv(TOKEN_ENV)
     made = []
     for _ in range(2):  # the token made at first start is kept for the next one
-        task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, desk.services.db,
+        task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, db,
                                                    port=0, on_ready=links.put_nowait))
         made.append((await asyncio.wait_for(links.get(), 10)).partition("?token=")[2])
         task.cancel()

@@ -29,7 +29,8 @@ async def live(desk: Desk) -> AsyncIterator[Site]:
         return await answer_wait(desk.services.store, desk.services.access.owners,
                                  desk.gateway, run_id, option)
 
-    data = DashboardData(reader, desk.services.runs.registry, spend_reader(budgeted, desk.services.db), answer)
+    spend = spend_reader(budgeted, desk.services.db)
+    data = DashboardData(reader, desk.services.runs.registry, spend, answer)
     server = await start_dashboard(data, port=0, token=TOKEN)
     async with aiohttp.ClientSession(headers=BEARER) as http:
         yield Site(desk, server, http)

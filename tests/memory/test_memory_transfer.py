@@ -59,7 +59,6 @@ def old_home(tmp_path: Path) -> Path:
     """A home with the owner's notes (one forgotten), a person's and a group chat's."""
     home = tmp_path / "old"
     db = Database(home / "frontdesk.db", migrations=MIGRATIONS)
-    conn = db.writer
     memory = Memory(db)
     memory.add("owner", "The boiler service is on 3 May")
     forgotten = memory.add("owner", "an old note, forgotten")
@@ -99,7 +98,6 @@ def test_a_move_to_a_fresh_home_keeps_every_note_its_scope_id_and_time(
     found = frontdesk(new_home, "search", "cafe zurich")
     assert found.stdout.startswith("3\t") and "[Café]" in found.stdout
     db = Database(new_home / "frontdesk.db", migrations=MIGRATIONS)
-    conn = db.writer
     memory = Memory(db)
     assert [hit.text for hit in memory.search("telegram:42", "mornings")] == [
         "Anna prefers mornings"]
@@ -116,7 +114,6 @@ def test_ids_already_taken_are_mapped_to_new_ones_in_the_right_scope(
     exported.write_text(export(old_home), encoding="utf-8")
     new_home = tmp_path / "new"
     db = Database(new_home / "frontdesk.db", migrations=MIGRATIONS)
-    conn = db.writer
     memory = Memory(db)
     assert memory.add("owner", "already here: the car is blue") == 1  # takes note 1's id
     memory.add("discord:7", "takes the number telegram:42 had")
@@ -138,7 +135,6 @@ def test_ids_already_taken_are_mapped_to_new_ones_in_the_right_scope(
     found = frontdesk(new_home, "search", "boiler")
     assert found.stdout.startswith(f"{moved['The boiler service is on 3 May']}\t")
     db = Database(new_home / "frontdesk.db", migrations=MIGRATIONS)
-    conn = db.writer
     memory = Memory(db)
     assert [h.text for h in memory.search("telegram:42", "mornings")] == [
         "Anna prefers mornings"]

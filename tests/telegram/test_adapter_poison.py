@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import sqlitedb
 from bot.delivery.ledger import Ledger
+from bot.migrations import open_database
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.telegram.frontdesk_process import ALLOWED, OWNER, STRANGER, FrontdeskProcess
 
@@ -66,8 +66,9 @@ def test_malformed_group_mentions_are_marked_failed_confirmed_and_passed(
 
 def owe(home: Path) -> None:
     """What a crashed earlier run left: replies owed, messages open, one of them unreadable."""
-    conn = sqlitedb.connect(home / "frontdesk.db")
-    ledger = Ledger(conn)
+    db = open_database(home / "frontdesk.db")
+    conn = db.writer
+    ledger = Ledger(db)
     ledger.enqueue("telegram", str(GROUP), "g1", ["Owed to the old group."])
     ledger.enqueue("telegram", str(BLOCKED), "b1", ["Owed to someone who blocked me."])
     ledger.enqueue("telegram", str(OWNER), "o1", ["Owed to the owner."])

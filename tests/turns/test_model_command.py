@@ -15,6 +15,7 @@ from bot.chat.decisions import NOT_OWNER
 from bot.config.banner import general_lines
 from bot.config.settings import Settings
 from bot.dashboard.data import run_detail
+from bot.migrations import open_database
 from bot.models import build_models, model_maker
 from bot.models.choices import ChatBigModel, ModelChoices, in_chat
 from bot.models.costs import SpendLog
@@ -111,7 +112,7 @@ async def test_the_budget_holds_a_call_at_the_chosen_models_prices(tmp_path: Pat
             "FRONTDESK_DAILY_BUDGET_USD": "0.002", "FRONTDESK_MODEL_PRESETS": "cheap=gpt-4.1-nano"})
         spend = SpendLog.open(settings)
         default = build_models(settings, spend_log=spend).big
-        choices = ModelChoices(connect(settings.database), settings.model_presets)
+        choices = ModelChoices(open_database(settings.database), settings.model_presets)
         big = ChatBigModel(default, choices, model_maker(settings, spend_log=spend))
         ask = [{"role": "user", "content": "hello"}]
         with in_chat("telegram", "1"):

@@ -7,13 +7,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bot.migrations import open_database
 from bot.models import ModelError
 from bot.models.base import Message, Observer, ToolSpec
 from bot.models.base import Reply as ModelReply
 from bot.models.costs import SpendLog
 from graphs.workflows.content import aggregate, not_checked
 from graphs.workflows.verdicts import NO_VERDICT
-from sqlitedb import connect
 from tests.fakes.model import FakeModel
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.models.conftest import SleepRecorder, openai_model
@@ -53,7 +53,7 @@ def assert_stopped_with_nothing_kept(desk: Desk, reply: Any, sentence: str) -> N
 
 async def test_draft_past_the_budget_is_refused_clearly_with_no_draft_or_card(
         tmp_path: Path) -> None:
-    ledger = SpendLog(connect(tmp_path / "frontdesk.db"))
+    ledger = SpendLog(open_database(tmp_path / "frontdesk.db"))
     ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
                   input_tokens=0, output_tokens=0, cost_usd=BUDGET)  # the day's budget is spent
     sleeps = SleepRecorder()
