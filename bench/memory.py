@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.notes import Memory
 from memory.query import any_of, query_terms
-from memory.scopes import STRIDE
 from memory.schema import MIGRATIONS
+from memory.scopes import STRIDE
 from sqlitedb.database import Database
 
 VOCABULARY = 20_000

@@ -1,6 +1,6 @@
 """The assembler: every long-lived object of Frontdesk, built once from the settings and wired.
 
-``assemble(settings)`` opens the database (``bot.migrations.open_database``: one writer and one
+``assemble(settings)`` opens the database (``bot.schema.open_database``: one writer and one
 reader connection, the migrations applied) and builds each part over it, handing it only the
 collaborators it uses: the ledger and outbox, memory, the owner's calendar, models, tools, the
 workflows (given their services here, which is how ``graphs/`` stays free of ``bot/``
@@ -48,7 +48,6 @@ from bot.meetings.desk import MeetingDesk
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
 from bot.meetings.tool import meeting_tool, move_tool
-from bot.migrations import open_database
 from bot.models import Models, build_models, classify_offline, model_maker
 from bot.models.choices import ChatBigModel, ModelChoices
 from bot.models.costs import SpendLog
@@ -56,6 +55,7 @@ from bot.reminders.store import Reminders
 from bot.reminders.timer import Scheduler, SchedulerDeps, build_scheduler
 from bot.reminders.tool import reminder_tool
 from bot.reminders.wakeup import Wakeup
+from bot.schema import open_database
 from bot.tools.builtin import build_fact_tools, build_tools, build_writing_tools
 from bot.tools.loop import run_loop
 from bot.tools.registry import ToolRegistry, caller_from_sender

@@ -1,9 +1,15 @@
-"""Where a database file stands against this version's migrations (``bot.migrations``).
+"""The one database's schema: every migration in one ordered list, how the file is opened,
+and where a file stands against this version.
 
-``frontdesk doctor``, a restore, an upgrade check and ``--version`` ask "which migrations does
-this version know?" of the one ordered list in ``bot.migrations``. ``read_state`` tells,
-without writing a byte, where a database file stands against it: up to date, migrations to
-apply, or written by a newer Frontdesk (a migration this version does not know).
+Each part keeps its tables' migrations beside the code that reads them (``graphs/`` and
+``memory/`` cannot import the bot, so they export their own lists), and ``MIGRATIONS`` lists
+them all once, in the order they are applied, the way simonw/llm keeps one ``migrations.py``.
+``open_database`` opens ``frontdesk.db`` (a ``sqlitedb.database.Database``: one writer, one
+reader) and applies that list, once; no store applies migrations of its own. ``frontdesk
+doctor``, the backups, the upgrade before each command and ``--version`` read the same list:
+``read_state`` tells, without writing a byte, where a database file stands against it: up to
+date, migrations to apply, or written by a newer Frontdesk (a migration this version does not
+know).
 """
 
 from __future__ import annotations
@@ -12,8 +18,36 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot import migrations
+from bot.access import people
+from bot.delivery import files, ledger, notifier, shown
+from bot.meetings import store as meetings
+from bot.models import choices, costs
+from bot.reminders import store as reminders
+from graphs.runs import schema as runs_schema
+from memory import schema as memory_schema
 from sqlitedb import Migration, applied_migrations, running_version
+from sqlitedb.database import Database
+
+# Applied in this order on a new database; an existing one gets the ones it has not recorded.
+# The names never change: they are what a database file remembers.
+MIGRATIONS: list[Migration] = [
+    *runs_schema.MIGRATIONS,  # runs, their events, waits and steps
+    *memory_schema.MIGRATIONS,  # notes, chat history, their FTS5 and impact indexes
+    *ledger.MIGRATIONS,  # inbox, outbox parts, buttons, cursors, the run-chat index
+    *notifier.MIGRATIONS,  # notices to the owner and their hourly summaries
+    *shown.MIGRATIONS,  # live replies' partial messages
+    *files.MIGRATIONS,  # replies' files
+    *people.MIGRATIONS,  # who may talk to the bot
+    *costs.MIGRATIONS,  # the spend log
+    *choices.MIGRATIONS,  # each chat's /model choice
+    *reminders.MIGRATIONS,  # reminders and their repeats
+    *meetings.MIGRATIONS,  # meeting requests and bookings
+]
+
+
+def open_database(path: Path | str) -> Database:
+    """The process's database at ``path``, with every migration of this version applied."""
+    return Database(path, migrations=MIGRATIONS, atomic=True)
 
 
 def known_migrations() -> set[str]:
@@ -22,9 +56,9 @@ def known_migrations() -> set[str]:
 
 
 def ordered_migrations() -> list[Migration]:
-    """Every migration, in the order an upgrade applies them (read when asked, so a test may
-    put a list of its own in ``bot.migrations.MIGRATIONS``)."""
-    return list(migrations.MIGRATIONS)
+    """Every migration, in the order an upgrade applies them (``MIGRATIONS`` read when asked,
+    so a test may put a list of its own there)."""
+    return list(MIGRATIONS)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ adds to them. ``frontdesk people`` lists it, ``frontdesk people remove ID`` dele
 
 Usage::
 
-    people = People(open_database(settings.database))  # bot.migrations
+    people = People(open_database(settings.database))  # bot.schema
     if people.ask("telegram", "66", "Ann", "ann", "hello there", message_json): ...prompt
     people.decide("telegram", "66", "allowed")      # True once: the first decision
     people.status("telegram", "66")                  # 'allowed'

@@ -13,7 +13,7 @@ import json
 from bot.config.settings import Settings
 from bot.config.text import shown
 from bot.meetings.store import Meeting, MeetingStore
-from bot.migrations import open_database
+from bot.schema import open_database
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:

@@ -11,7 +11,7 @@ import sys
 from typing import BinaryIO
 
 from bot.config.settings import Settings
-from bot.migrations import open_database
+from bot.schema import open_database
 from memory.notes import Memory, NoteTooLarge
 from memory.transfer import BadExport, export_notes, import_notes
 

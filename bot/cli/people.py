@@ -8,7 +8,7 @@ import datetime as dt
 from bot.access.people import People, Person
 from bot.config.settings import Settings
 from bot.config.text import one_line, one_name
-from bot.migrations import open_database
+from bot.schema import open_database
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:

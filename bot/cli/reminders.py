@@ -10,8 +10,8 @@ import argparse
 
 from bot.config.settings import Settings
 from bot.config.text import shown
-from bot.migrations import open_database
 from bot.reminders.store import Reminder, Reminders
+from bot.schema import open_database
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 from bot.config.settings import Settings
 from bot.config.text import shown
 from bot.delivery.ledger import Failure, Ledger
-from bot.migrations import open_database
+from bot.schema import open_database
 from graphs.codefirst import flow_view, matrix_text
 from graphs.events import EventKind
 from graphs.runs import RunInfo, RunStore

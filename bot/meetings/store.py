@@ -8,7 +8,7 @@ first, so of two guests picking the same slot one holds it and the other is told
 
 Usage::
 
-    meetings = MeetingStore(open_database(settings.database))  # bot.migrations
+    meetings = MeetingStore(open_database(settings.database))  # bot.schema
     meetings.offered("m-1", "m-1", guest)                   # a request, once per id
     why = meetings.hold("m-1", slot, until, check)           # None: held
     meetings.booked("m-1", uid)

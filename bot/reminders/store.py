@@ -14,7 +14,7 @@ occurrence is advanced once).
 
 Usage::
 
-    reminders = Reminders(open_database(settings.database))  # bot.migrations
+    reminders = Reminders(open_database(settings.database))  # bot.schema
     r = reminders.add("owner", "telegram", "42", "call Ann", when, zone=zone)
     for due in reminders.due(time.time()): ...        # fire it, then
     reminders.advance(due, time.time())               # the next occurrence, or done

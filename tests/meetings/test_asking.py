@@ -11,8 +11,8 @@ from bot.config.meeting_hours import parse_hours
 from bot.meetings.desk import MeetingDesk
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
-from bot.migrations import open_database
 from bot.models.meeting_phrases import meeting_arguments
+from bot.schema import open_database
 from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, DeskFactory
 from tests.meetings.fake_calendar import FolderCalendar
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from bot.migrations import open_database
 from bot.models.anthropic import AnthropicClient
 from bot.models.costs import Price, PriceTable, SpendLog
 from bot.models.guarded import GuardedModel
 from bot.models.openai import OpenAIClient
+from bot.schema import open_database
 from bot.tools.registry import Caller, ToolRegistry
 from graphs import RetryPolicy
 from sqlitedb.database import Database

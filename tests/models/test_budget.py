@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.migrations import open_database
 from bot.models.base import Message, ToolSpec
 from bot.models.costs import SpendLog
 from bot.models.guarded import input_token_bound
+from bot.schema import open_database
 from tests.fakes.openai_server import FakeOpenAIServer, error_reply, hung_reply
 from tests.models.conftest import PRICES, SleepRecorder, openai_model
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from bot.config.settings import Settings
-from bot.migrations import open_database
 from bot.models import GuardedModel, OfflineModel, build_models
 from bot.models.costs import DEFAULT_PRICES, PriceTable, PriceTableError, SpendLog, load_prices
+from bot.schema import open_database
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
 from tests.models.conftest import Events, SleepRecorder, openai_model
 

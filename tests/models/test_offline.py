@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.migrations import open_database
 from bot.models import OfflineModel, classify_offline, parse_intent
+from bot.schema import open_database
 from bot.tools.builtin import build_tools
 from bot.tools.loop import run_loop
 from bot.tools.registry import Caller, ToolRegistry

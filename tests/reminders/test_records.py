@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.migrations import open_database
 from bot.reminders.store import MAX_PENDING, ReminderError, Reminders
+from bot.schema import open_database
 from tests.reminders.conftest import ZONE, Clock, berlin
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from bot.delivery.ledger import Ledger
-from bot.migrations import open_database
+from bot.schema import open_database
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.telegram.frontdesk_process import ALLOWED, OWNER, STRANGER, FrontdeskProcess
 

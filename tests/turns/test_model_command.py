@@ -15,10 +15,10 @@ from bot.chat.decisions import NOT_OWNER
 from bot.config.banner import general_lines
 from bot.config.settings import Settings
 from bot.dashboard.data import run_detail
-from bot.migrations import open_database
 from bot.models import build_models, model_maker
 from bot.models.choices import ChatBigModel, ModelChoices, in_chat
 from bot.models.costs import SpendLog
+from bot.schema import open_database
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.gateway.conftest import GUEST, Harness, HarnessFactory, home, make_harness

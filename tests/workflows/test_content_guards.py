@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.migrations import open_database
 from bot.models import ModelError
 from bot.models.base import Message, Observer, ToolSpec
 from bot.models.base import Reply as ModelReply
 from bot.models.costs import SpendLog
+from bot.schema import open_database
 from graphs.workflows.content import aggregate, not_checked
 from graphs.workflows.verdicts import NO_VERDICT
 from tests.fakes.model import FakeModel

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from bot.migrations import open_database
 from bot.models.costs import SpendLog
+from bot.schema import open_database
 from bot.tools.loop import run_loop
 from bot.tools.registry import caller_from_sender
 from graphs import run_graph
