@@ -31,7 +31,7 @@ MIGRATIONS = [
 
 
 class LiveMessages:
-    """The partial messages still showing, by reply; on its own connection to the database."""
+    """The partial messages still showing, by reply (on the database's writer)."""
 
     def __init__(self, db: Database) -> None:
         self.conn = db.writer

@@ -4,7 +4,7 @@ Bearer header, the browser opens the ``?token=`` link and keeps the cookie), run
 through the real gateway, and one headless chromium per test module.
 
 A ``Desk`` is the bot's side (services, gateway, two FakeModels); ``Site`` adds the dashboard
-server reading the same database through its own connection, as ``frontdesk run`` does.
+server reading the same database through its reader connection, as ``frontdesk run`` does.
 """
 
 from __future__ import annotations
