@@ -45,7 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.chaos_fakes import BotProcess, ChaosWorld, Chat  # noqa: E402
 from memory.notes import Memory  # noqa: E402
-from sqlitedb import connect, database_path  # noqa: E402
+from memory.schema import MIGRATIONS  # noqa: E402
+from sqlitedb import database_path  # noqa: E402
+from sqlitedb.database import Database  # noqa: E402
 
 GREETING = "Hello! I'm in offline mode"  # the offline answer to the warm-up "hello"
 SAVED = re.compile(r"Saved to your notes: locker (\w+) ")
@@ -198,12 +200,8 @@ def warm_up(world: ChaosWorld, bot: BotProcess, timeout: float = 30.0) -> None:
 
 def read_notes(home: Path) -> Counter[str]:
     """Every note text in the bot's database, with how many rows hold it."""
-    conn = connect(database_path(home))
-    try:
-        memory = Memory(conn)
-        rows = memory.conn.execute("SELECT text FROM memory_notes").fetchall()
-    finally:
-        conn.close()
+    with Database(database_path(home), migrations=MIGRATIONS) as db:
+        rows = Memory(db).conn.execute("SELECT text FROM memory_notes").fetchall()
     return Counter(str(text) for (text,) in rows)
 
 

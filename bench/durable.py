@@ -92,11 +92,11 @@ async def bench_ours(folder: Path, runs: int) -> tuple[float, float, float, int]
         await run_graph(graph, {}, store=store, max_steps=STEPS)
         durable.append(time.perf_counter() - t0)
         if i == 0:
-            store.close()  # closing checkpoints the WAL: the file holds one run
+            store.db.close()  # closing checkpoints the WAL: the file holds one run
             first_size = size(path)
             store = TimedStore(path)
             store.appends = []
-    store.close()
+    store.db.close()
     per_step = store.appends  # one append per node boundary (+ one at start, one at end)
     step_cost = (statistics.median(durable) - statistics.median(plain)) / STEPS
     quiet_cost = (min(durable) - min(plain)) / STEPS  # the fastest runs: the least preempted
@@ -106,7 +106,7 @@ async def bench_ours(folder: Path, runs: int) -> tuple[float, float, float, int]
 def bench_inner_steps(folder: Path, count: int = 500) -> tuple[float, float]:
     """Median cost of a step inside a node: a model turn (one write), a tool call (begin and
     done: two writes), each with a ~1 KB record, as the agent loop makes them."""
-    store = RunStore(folder / "inner.db")
+    store = RunStore.open(folder / "inner.db")
     store.begin("inner", "inner", RunResult({}), 1)
     steps = NodeSteps(store, "inner", "agent", 1)
     reply = {"text": KB, "tool_calls": [["c1", "remember", {"text": "milk"}]]}
@@ -119,7 +119,7 @@ def bench_inner_steps(folder: Path, count: int = 500) -> tuple[float, float]:
         steps.begin(f"tool:{i}:c1", "tool_call")
         steps.done(f"tool:{i}:c1", {"text": KB, "ok": True})
         tools.append(time.perf_counter() - t0)
-    store.close()
+    store.db.close()
     return statistics.median(turns), statistics.median(tools)
 
 

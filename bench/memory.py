@@ -40,8 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.notes import Memory
 from memory.query import any_of, query_terms
+from memory.schema import MIGRATIONS
 from memory.scopes import STRIDE
-from sqlitedb import connect
+from sqlitedb.database import Database
 
 VOCABULARY = 20_000
 BATCH = 10_000
@@ -163,8 +164,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep if args.keep is not None else Path(tmp) / "frontdesk.db"
         reused = path.exists()
-        conn = connect(path)
-        memory = Memory(conn)
+        db = Database(path, migrations=MIGRATIONS)
+        conn = db.writer
+        memory = Memory(db)
         bulk_seconds = single_rate = 0.0
         if not reused:
             start = time.perf_counter()

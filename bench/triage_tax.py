@@ -157,7 +157,7 @@ class Calls:
 
 def read_calls(home: Path) -> dict[str, Calls]:
     """Per kind: the model calls, tokens and speculations each message's run recorded."""
-    store = RunStore(home / "frontdesk.db")
+    store = RunStore.open(home / "frontdesk.db")
     totals: dict[str, Calls] = defaultdict(Calls)
     for run in store.runs(limit=10_000):
         kind = kind_of(str(store.record(run.id).input.get("text", "")))
@@ -182,7 +182,7 @@ def read_calls(home: Path) -> dict[str, Calls]:
                 calls.cancelled += 1
                 calls.cancelled_tokens += used
         calls.big_by_message.append(big)
-    store.close()
+    store.db.close()
     return totals
 
 

@@ -1,6 +1,7 @@
 """The assembler: every long-lived object of Frontdesk, built once from the settings and wired.
 
-``assemble(settings)`` opens the database and builds each part, handing it only the
+``assemble(settings)`` opens the database (``bot.schema.open_database``: one writer and one
+reader connection, the migrations applied) and builds each part over it, handing it only the
 collaborators it uses: the ledger and outbox, memory, the owner's calendar, models, tools, the
 workflows (given their services here, which is how ``graphs/`` stays free of ``bot/``
 imports), the run layer, the reminders and their timer, the owner's decisions and the
@@ -54,9 +55,9 @@ from bot.delivery.buttons import Buttons
 from bot.delivery.cursors import Cursors
 from bot.delivery.files import OutboxFiles
 from bot.delivery.inbox import Inbox
-from bot.delivery.ledger import open_ledger
+from bot.delivery.ledger import ledger_stores
 from bot.delivery.live import LiveReplies
-from bot.delivery.notifier import OwnerNotifier
+from bot.delivery.notifier import NoticeLog, OwnerNotifier
 from bot.delivery.outbox import Outbox
 from bot.delivery.parts import OutboxParts
 from bot.delivery.shown import LiveMessages
@@ -67,10 +68,12 @@ from bot.meetings.tool import meeting_tool, move_tool
 from bot.messages import OutgoingFile
 from bot.models import Models, build_models, classify_offline, model_maker
 from bot.models.choices import ChatBigModel, ModelChoices
+from bot.models.costs import SpendLog
 from bot.reminders.store import Reminders
 from bot.reminders.timer import Scheduler, SchedulerDeps, build_scheduler
 from bot.reminders.tool import reminder_tool
 from bot.reminders.wakeup import Wakeup
+from bot.schema import open_database
 from bot.tools.builtin import build_fact_tools, build_tools, build_writing_tools
 from bot.tools.loop import run_loop
 from bot.tools.registry import ToolRegistry, caller_from_sender
@@ -83,7 +86,7 @@ from graphs.trace import prune
 from graphs.workflows import brief as brief_flow
 from graphs.workflows import content, meeting, triage
 from memory.notes import Memory
-from sqlitedb import connect
+from sqlitedb.database import Database
 
 if TYPE_CHECKING:
     from bot.media.attachments import Attachments
@@ -110,6 +113,7 @@ class App:
     """What ``assemble`` built; the CLI commands (and the tests) start what they need of it."""
 
     settings: Settings
+    db: Database  # frontdesk.db's writer and reader, under every store below
     inbox: Inbox  # every message, recorded before any work
     parts: OutboxParts  # every reply's parts, before they are sent
     buttons: Buttons  # the buttons' tokens
@@ -120,6 +124,7 @@ class App:
     runs: Runs  # the durable rules over ``store`` and the workflows
     models: Models  # the big one is each chat's /model choice (``ChatBigModel``)
     model_choices: ModelChoices  # which preset each chat chose
+    spend_log: SpendLog  # each model call's cost, and today's spend
     owner: OwnerCalendar  # the owner's zone, today, calendar (and CalDAV writer, when set)
     access: Access
     people: People
@@ -147,7 +152,8 @@ class App:
         return self.owner.calendar
 
     async def close(self) -> None:
-        """Stop what the process started beside the gateway: the wake-up socket, MCP servers."""
+        """Stop what the process started beside the gateway: the wake-up socket, MCP servers
+        (the database stays open: ``db.close()`` when nothing will write any more)."""
         await self.wakeup.close()
         await self.mcp.stop()
 
@@ -165,22 +171,24 @@ def assemble(settings: Settings, *, models: Models | None = None,
     and read busy time from (default: none to write, busy time from the ``.ics``).
     """
     settings.traces_dir.mkdir(parents=True, exist_ok=True)
-    memory = Memory(connect(settings.database))
+    db = open_database(settings.database)  # the process's two connections, every store's
+    memory = Memory(db)
     if calendar is None and settings.calendar:
         calendar = Calendar(settings.calendar, tz=settings.timezone,
                             cache_dir=settings.home / "cache")
     owner = OwnerCalendar.build(settings, calendar)  # + the CalDAV copy, when configured
-    ledger = open_ledger(connect(settings.database))
-    shown = LiveMessages(connect(settings.database))  # live replies' partial messages
-    outbox = Outbox(ledger.parts, shown, OutboxFiles(connect(settings.database)))
+    ledger = ledger_stores(db)
+    shown = LiveMessages(db)  # live replies' partial messages
+    outbox = Outbox(ledger.parts, shown, OutboxFiles(db))  # + replies' files
     live = LiveReplies(outbox.adapter, shown, on=settings.stream,
                        interval=settings.stream_interval)
-    notifier = OwnerNotifier(settings, outbox, clock=clock, sleep=sleep)
-    people = People(connect(settings.database))
+    notifier = OwnerNotifier(settings, outbox, NoticeLog(db), clock=clock, sleep=sleep)
+    people = People(db)
     access = Access(settings, people)
-    models = models or build_models(settings)
-    model_choices = ModelChoices(connect(settings.database), settings.model_presets)
-    big = ChatBigModel(models.big, model_choices, model_maker(settings))
+    spend_log = SpendLog.open(settings, db)
+    models = models or build_models(settings, spend_log=spend_log)
+    model_choices = ModelChoices(db, settings.model_presets)
+    big = ChatBigModel(models.big, model_choices, model_maker(settings, spend_log=spend_log))
     models = Models(small=models.small, big=big)  # each chat's /model choice, per call
     prompts = load_prompts(settings.home / "prompts")
     tools = build_tools(memory, owner.calendar, notifier.notify)
@@ -209,7 +217,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
         small=models.small, big=models.big, loop=run_loop,
         notes_tools=build_fact_tools(memory), make_caller=caller_from_sender,
         read_agenda=owner.agenda_for, save_note=memory.add, prompts=prompts))
-    meetings = MeetingStore(connect(settings.database), clock=clock)
+    meetings = MeetingStore(db, clock=clock)
 
     async def tell_owner(origin: str, key: str, text: str,
                          file: OutgoingFile | None = None) -> None:
@@ -229,14 +237,14 @@ def assemble(settings: Settings, *, models: Models | None = None,
     meeting_flow = GraphWorkflow(meeting_graph, max_steps=4 * meeting.MAX_ROUNDS)  # paging
     workflows: dict[str, AnyWorkflow] = {
         w.name: w for w in (triage_graph, loop_graph, content_graph, brief, meeting_flow)}
-    store = RunStore(settings.database)
+    store = RunStore(db)
     runs = Runs(store, traces_dir=settings.traces_dir)  # each run's JSONL trace as it stops
     for graph in (triage_graph, loop_graph, content_graph):
         runs.register(graph)
     runs.register(brief)
     runs.register(meeting_flow)
 
-    reminders = Reminders(connect(settings.database))
+    reminders = Reminders(db)
     wakeup = Wakeup(settings.home / "wake.sock")
     reminders.listeners.append(wakeup.poke)
     if "set_reminder" not in tools.names():
@@ -303,10 +311,10 @@ def assemble(settings: Settings, *, models: Models | None = None,
         owner_platform=lambda: notifier.targets("")[0],
         brief=briefing.scheduled,  # FRONTDESK_BRIEF_AT's daily task
         backup=lambda day, keep: daily_backup_of(settings.home, day, keep)))
-    return App(settings=settings, inbox=ledger.inbox, parts=ledger.parts,
+    return App(settings=settings, db=db, inbox=ledger.inbox, parts=ledger.parts,
                buttons=ledger.buttons, cursors=ledger.cursors, outbox=outbox, memory=memory,
-               store=store,
-               runs=runs, models=models, model_choices=model_choices, owner=owner,
+               store=store, runs=runs, models=models, model_choices=model_choices,
+               spend_log=spend_log, owner=owner,
                access=access, people=people,
                notifier=notifier, tools=tools, mcp=mcp, prompts=prompts, triage=triage_graph,
                loop_graph=loop_graph, content=content_graph, brief=brief,

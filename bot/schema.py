@@ -1,18 +1,20 @@
-"""The database's tables by owner: every part's ordered migrations, in one registry.
+"""The one database's schema: every migration in one ordered list, how the file is opened,
+and where a file stands against this version.
 
-Each part owns its tables and applies its own list when it opens the database (the runs in
-``graphs.runs.schema``, memory in ``memory.schema``, the gateway's ledger, the notices, the
-people, the spend log, the reminders). This registry names them all once, so whoever asks
-"which migrations does this version know?" (``frontdesk doctor``, a restore, an upgrade check)
-reads one list instead of keeping its own. ``read_state`` tells, without writing a byte, where
-a database file stands against this version: up to date, migrations to apply, or written by a
-newer Frontdesk (a migration this version does not know).
+Each part keeps its tables' migrations beside the code that reads them (``graphs/`` and
+``memory/`` cannot import the bot, so they export their own lists), and ``MIGRATIONS`` lists
+them all once, in the order they are applied, the way simonw/llm keeps one ``migrations.py``.
+``open_database`` opens ``frontdesk.db`` (a ``sqlitedb.database.Database``: one writer, one
+reader) and applies that list, once; no store applies migrations of its own. ``frontdesk
+doctor``, the backups, the upgrade before each command and ``--version`` read the same list:
+``read_state`` tells, without writing a byte, where a database file stands against it: up to
+date, migrations to apply, or written by a newer Frontdesk (a migration this version does not
+know).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,31 +26,39 @@ from bot.reminders import store as reminders
 from graphs.runs import schema as runs_schema
 from memory import schema as memory_schema
 from sqlitedb import Migration, applied_migrations, running_version
+from sqlitedb.database import Database
 
-MIGRATIONS_BY_OWNER: dict[str, Sequence[Migration]] = {
-    "graphs.runs": runs_schema.MIGRATIONS,
-    "memory": memory_schema.MIGRATIONS,
-    "bot.delivery.ledger": ledger.MIGRATIONS,
-    "bot.delivery.notifier": notifier.MIGRATIONS,
-    "bot.delivery.shown": shown.MIGRATIONS,
-    "bot.delivery.files": files.MIGRATIONS,
-    "bot.access.people": people.MIGRATIONS,
-    "bot.models.costs": costs.MIGRATIONS,
-    "bot.models.choices": choices.MIGRATIONS,
-    "bot.reminders.store": reminders.MIGRATIONS,
-    "bot.meetings.store": meetings.MIGRATIONS,
-}
+# Applied in this order on a new database; an existing one gets the ones it has not recorded.
+# The names never change: they are what a database file remembers.
+MIGRATIONS: list[Migration] = [
+    *runs_schema.MIGRATIONS,  # runs, their events, waits and steps
+    *memory_schema.MIGRATIONS,  # notes, chat history, their FTS5 and impact indexes
+    *ledger.MIGRATIONS,  # inbox, outbox parts, buttons, cursors, the run-chat index
+    *notifier.MIGRATIONS,  # notices to the owner and their hourly summaries
+    *shown.MIGRATIONS,  # live replies' partial messages
+    *files.MIGRATIONS,  # replies' files
+    *people.MIGRATIONS,  # who may talk to the bot
+    *costs.MIGRATIONS,  # the spend log
+    *choices.MIGRATIONS,  # each chat's /model choice
+    *reminders.MIGRATIONS,  # reminders and their repeats
+    *meetings.MIGRATIONS,  # meeting requests and bookings
+]
+
+
+def open_database(path: Path | str) -> Database:
+    """The process's database at ``path``, with every migration of this version applied."""
+    return Database(path, migrations=MIGRATIONS, atomic=True)
 
 
 def known_migrations() -> set[str]:
     """Every migration name this version of Frontdesk knows."""
-    return {name for migrations in MIGRATIONS_BY_OWNER.values() for name, _ in migrations}
+    return {name for name, _ in ordered_migrations()}
 
 
 def ordered_migrations() -> list[Migration]:
-    """Every migration of every owner, in the order an upgrade applies them."""
-    return [migration for migrations in MIGRATIONS_BY_OWNER.values()
-            for migration in migrations]
+    """Every migration, in the order an upgrade applies them (``MIGRATIONS`` read when asked,
+    so a test may put a list of its own there)."""
+    return list(MIGRATIONS)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,6 @@ docs/memory.md ("How search stays fast at a million notes") has the trade-off.
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
@@ -43,10 +41,10 @@ from memory.rank import (
     snippet,
     walked_words,
 )
-from memory.schema import MIGRATIONS
 from memory.scopes import HISTORY, NOTES, STRIDE, Table, reserve, scope_range
 from memory.topk import TopK
-from sqlitedb import migrate, transaction
+from sqlitedb import transaction
+from sqlitedb.database import Database
 
 MAX_NOTE_CHARS = 10_000
 CANDIDATES = 300
@@ -60,7 +58,6 @@ DENSE = 0.1
 CACHE_TERMS = 4096
 SHORTLIST = 10  # candidates read and scored exactly, per result wanted
 COMMON = 0.02  # the share of a scope's notes above which a word is common
-MMAP_BYTES = 1 << 30
 
 
 class NoteTooLarge(ValueError):
@@ -81,16 +78,16 @@ class Hit:
 class Memory:
     """The notes and chat history of every scope, over one SQLite connection."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self._lock = threading.Lock()  # one transaction at a time on this connection
-        # a search reads index pages all over the file: mapped, a page already in the OS's
-        # cache costs no system call (a quarter off the slowest searches at a million notes)
-        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
-        migrate(conn, MIGRATIONS)
+    def __init__(self, db: Database) -> None:
+        # writes on the writer; reads (searches above all) on the reader, which WAL lets read
+        # the last commit while a write is under way. Both may be shared with other threads
+        # and stores: a transaction or a read snapshot holds its connection's lock.
+        self.writer = db.writer
+        self.conn = db.reader
         # how many rows each (index, scope, phrase) matches: sampling a word costs a query,
         # and the same words come back query after query. Any write empties it (ours are
-        # counted in _writes; another connection's show in PRAGMA data_version).
+        # counted in _writes; the writer's, and another process's, show in the reader's
+        # PRAGMA data_version).
         self._matching: dict[tuple[str, int, str], float] = {}
         self._oldest: dict[tuple[str, int, str], int] = {}  # of the newest SAMPLE matches
         self._matching_stamp: tuple[int, int] = (-1, -1)
@@ -108,17 +105,17 @@ class Memory:
         if not effect_key:
             return self.add_many(scope, [text])[0]
         cleaned = checked_note(text)
-        with self._lock, transaction(self.conn):
-            row = self.conn.execute("SELECT note_id FROM memory_effects WHERE key = ?",
+        with transaction(self.writer):
+            row = self.writer.execute("SELECT note_id FROM memory_effects WHERE key = ?",
                                     (effect_key,)).fetchone()
             if row is not None:
                 return int(row[0])
-            note_id = reserve(self.conn, NOTES, scope, 1)
-            self.conn.execute("INSERT INTO memory_notes (id, scope, text, created_at)"
+            note_id = reserve(self.writer, NOTES, scope, 1)
+            self.writer.execute("INSERT INTO memory_notes (id, scope, text, created_at)"
                               " VALUES (?, ?, ?, ?)", (note_id, scope, cleaned, time.time()))
-            self.conn.execute("INSERT INTO memory_effects (key, note_id) VALUES (?, ?)",
+            self.writer.execute("INSERT INTO memory_effects (key, note_id) VALUES (?, ?)",
                               (effect_key, note_id))
-            index_notes(self.conn, [(note_id, cleaned)])
+            index_notes(self.writer, [(note_id, cleaned)])
             self._writes += 1
         return note_id
 
@@ -126,14 +123,14 @@ class Memory:
         """Save several notes in one transaction (bulk import); return their ids."""
         cleaned = [checked_note(text) for text in texts]
         now = time.time()
-        with self._lock, transaction(self.conn):
-            first = reserve(self.conn, NOTES, scope, len(cleaned))
+        with transaction(self.writer):
+            first = reserve(self.writer, NOTES, scope, len(cleaned))
             ids = list(range(first, first + len(cleaned)))
-            self.conn.executemany(
+            self.writer.executemany(
                 "INSERT INTO memory_notes (id, scope, text, created_at) VALUES (?, ?, ?, ?)",
                 [(note_id, scope, text, now) for note_id, text in zip(ids, cleaned,
                                                                        strict=True)])
-            index_notes(self.conn, zip(ids, cleaned, strict=True))
+            index_notes(self.writer, zip(ids, cleaned, strict=True))
             self._writes += 1
         return ids
 
@@ -143,13 +140,13 @@ class Memory:
 
     def forget(self, scope: str, note_id: int) -> bool:
         """Delete one of ``scope``'s notes; False if it does not exist or is not theirs."""
-        with self._lock, transaction(self.conn):
+        with transaction(self.writer):
             self._writes += 1
-            if self.conn.execute("SELECT 1 FROM memory_notes WHERE id = ? AND scope = ?",
+            if self.writer.execute("SELECT 1 FROM memory_notes WHERE id = ? AND scope = ?",
                                  (note_id, scope)).fetchone() is None:
                 return False
-            unindex_note(self.conn, note_id)
-            self.conn.execute("DELETE FROM memory_notes WHERE id = ?", (note_id,))
+            unindex_note(self.writer, note_id)
+            self.writer.execute("DELETE FROM memory_notes WHERE id = ?", (note_id,))
         return True
 
     def recent(self, scope: str, n: int = 10) -> list[Hit]:
@@ -170,18 +167,18 @@ class Memory:
         merges them incrementally, but a search still visits several. Merging them all cuts
         the slowest searches about in half at a million notes.
         """
-        with self._lock:
+        with self.writer.lock:
             self._writes += 1
             for table in (NOTES, HISTORY):
-                self.conn.execute(f"INSERT INTO {table.fts} ({table.fts}) VALUES ('optimize')")
+                self.writer.execute(f"INSERT INTO {table.fts} ({table.fts}) VALUES ('optimize')")
 
     # -- chat history --------------------------------------------------------------------
 
     def add_history(self, chat: str, role: str, text: str) -> None:
         """Append one line of a chat's history."""
-        with self._lock, transaction(self.conn):
-            line_id = reserve(self.conn, HISTORY, chat, 1)
-            self.conn.execute(
+        with transaction(self.writer):
+            line_id = reserve(self.writer, HISTORY, chat, 1)
+            self.writer.execute(
                 "INSERT INTO memory_history (id, chat, role, text, created_at) "
                 "VALUES (?, ?, ?, ?, ?)", (line_id, chat, role, clean_text(text), time.time()))
             self._writes += 1
@@ -213,7 +210,7 @@ class Memory:
         low = row[0] * STRIDE
         span = _Span(low=low, high=low + STRIDE - 1, issued=row[1])
         phrases = [phrase_tokens(term) for term in terms]
-        with self._lock:  # one consistent snapshot for the few queries below
+        with self.conn.lock:  # one consistent snapshot for the few queries below
             self.conn.execute("BEGIN")
             try:
                 totals = collection(self.conn) if table == NOTES else None

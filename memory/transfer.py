@@ -31,9 +31,8 @@ from typing import Any, BinaryIO, TextIO
 from memory.impact import index_notes
 from memory.notes import checked_note
 from memory.query import clean_text
-from memory.schema import MIGRATIONS
 from memory.scopes import NOTES, STRIDE, claim, reserve, scope_number
-from sqlitedb import migrate, transaction
+from sqlitedb import transaction
 
 FORMAT = "frontdesk-notes"
 VERSION = 1
@@ -58,7 +57,6 @@ class Imported:
 
 def export_notes(conn: sqlite3.Connection, out: TextIO, *, as_array: bool = False) -> int:
     """Write every note of every scope to ``out``, oldest id first; return how many."""
-    migrate(conn, MIGRATIONS)
     conn.execute("BEGIN")  # one snapshot, so the header's count and the lines agree
     try:
         count: int = conn.execute("SELECT COUNT(*) FROM memory_notes").fetchone()[0]
@@ -80,7 +78,6 @@ def export_notes(conn: sqlite3.Connection, out: TextIO, *, as_array: bool = Fals
 def import_notes(conn: sqlite3.Connection, source: BinaryIO) -> Imported:
     """Add the notes of an export (either form) in one transaction; BadExport, with nothing
     written, if any line is not a readable note."""
-    migrate(conn, MIGRATIONS)
     conn.execute("DROP TABLE IF EXISTS temp.memory_import")
     conn.execute("CREATE TEMP TABLE memory_import (position INTEGER PRIMARY KEY, id INTEGER, "
                  "scope TEXT, text TEXT, created_at REAL, UNIQUE (scope, created_at, text))")

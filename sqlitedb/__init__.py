@@ -6,21 +6,26 @@ order, once, and recorded in the shared ``migrations`` table (the simonw/llm hab
 Frontdesk version that applied it, so a later reader can tell which version wrote a migration
 it does not know. ``migrate(..., atomic=True)`` applies every pending one in one transaction
 (an upgrade that fails leaves the database as it was). ``transaction(conn)`` is the one way to
-write several statements all or nothing. This module imports nothing of ours, so
-``graphs/``, ``memory/`` and ``bot/`` can all build on it.
+write several statements all or nothing; a ``connect``ed connection may be shared by threads,
+its transactions taking turns (``SerialConnection``). ``Database`` (``sqlitedb.database``)
+holds the process's two connections to the file, a writer and a reader. This module imports
+nothing of ours, so ``graphs/``, ``memory/`` and ``bot/`` can all build on it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-__all__ = ["DB_FILENAME", "Migration", "MigrationError", "applied_migrations", "connect",
-           "database_path", "migrate", "running_version", "transaction"]
+__all__ = ["DB_FILENAME", "Migration", "MigrationError", "SerialConnection", "applied_migrations",
+           "connect", "database_path", "migrate", "running_version", "transaction"]
 
 Migration = tuple[str, "str | Callable[[sqlite3.Connection], None]"]
 
@@ -53,17 +58,43 @@ def database_path(home: Path) -> Path:
     return home / DB_FILENAME
 
 
-def connect(path: Path | str, *, check_same_thread: bool = False) -> sqlite3.Connection:
+class SerialConnection(sqlite3.Connection):
+    """A connection threads may share: one thread's transaction is never joined by another's.
+
+    A connection has one transaction at a time, whichever thread began it: a statement another
+    thread runs meanwhile would land inside it (and be rolled back with it), and another
+    ``BEGIN`` would fail. So every statement, and every ``transaction()`` as a whole, holds
+    ``lock`` (re-entrant: the statements inside a transaction hold it again). Work handed to
+    threads (``asyncio.to_thread``: sync tools, memory search, the dashboard) is why.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lock = threading.RLock()
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        with self.lock:
+            return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        with self.lock:
+            return super().executemany(sql, parameters)
+
+
+def connect(path: Path | str, *, check_same_thread: bool = False) -> SerialConnection:
     """Open the database in WAL mode with sane defaults for a small concurrent app."""
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=check_same_thread,
-                           timeout=30.0)
+                           timeout=30.0, factory=SerialConnection)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
     return conn
+
+
+_UNSHARED = contextlib.nullcontext()  # a plain connection: the caller keeps it to one thread
 
 
 @contextmanager
@@ -72,15 +103,18 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
     The connection is in autocommit mode (``connect``), so a single statement needs none of
     this; several that must land together do. IMMEDIATE takes the write lock up front, so two
-    processes never deadlock upgrading a read to a write.
+    processes never deadlock upgrading a read to a write. On a ``SerialConnection`` the whole
+    transaction holds its lock, so threads sharing the connection take turns.
     """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    lock = conn.lock if isinstance(conn, SerialConnection) else _UNSHARED
+    with lock:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *,

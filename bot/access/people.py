@@ -11,7 +11,7 @@ adds to them. ``frontdesk people`` lists it, ``frontdesk people remove ID`` dele
 
 Usage::
 
-    people = People(sqlitedb.connect(settings.database))
+    people = People(open_database(settings.database))  # bot.schema
     if people.ask("telegram", "66", "Ann", "ann", "hello there", message_json): ...prompt
     people.decide("telegram", "66", "allowed")      # True once: the first decision
     people.status("telegram", "66")                  # 'allowed'
@@ -20,13 +20,13 @@ Usage::
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlitedb import Migration, migrate, transaction
+from sqlitedb import Migration, transaction
+from sqlitedb.database import Database
 
 MIGRATIONS: list[Migration] = [
     ("people_001_create", """
@@ -76,9 +76,8 @@ COLUMNS = "platform, user_id, status, name, username, first_words, asked_at, dec
 class People:
     """The ``people`` table on one connection."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        migrate(conn, MIGRATIONS)
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def status(self, platform: str, user_id: str) -> str | None:
         """'asked', 'allowed', 'blocked', or None for someone never seen."""

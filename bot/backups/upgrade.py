@@ -15,7 +15,8 @@ from pathlib import Path
 
 from bot.backups.archive import BackupError, make_backup
 from bot.schema import ordered_migrations, read_state
-from sqlitedb import MigrationError, connect, database_path, migrate
+from sqlitedb import MigrationError, database_path
+from sqlitedb.database import Database
 
 
 class UpgradeStop(RuntimeError):
@@ -44,13 +45,13 @@ def prepare_database(home: Path, say: Callable[[str], object]) -> list[str]:
                               f"({exc}); nothing was changed") from exc
         say(f"backed up the database before applying {len(state.pending)} migrations: "
             f"{backup}")
-    conn = connect(path)
+    db = Database(path)  # closed again before the command opens it (``open_database``)
     try:
-        return migrate(conn, ordered_migrations(), atomic=True)
+        return db.migrate(ordered_migrations(), atomic=True)
     except MigrationError as exc:
         kept = f" (its backup: {backup})" if backup else ""
         raise UpgradeStop(f"the upgrade failed at migration {exc.name} "
                           f"({type(exc.cause).__name__}: {exc.cause}); the database is as it "
                           f"was{kept}") from exc
     finally:
-        conn.close()
+        db.close()

@@ -41,13 +41,13 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         print(f"Frontdesk dashboard: {link}  (Ctrl-C stops it)", flush=True)
 
     try:
-        asyncio.run(serve_dashboard(app.runs.registry, settings, host=host, port=port,
-                                    on_ready=ready))
+        asyncio.run(serve_dashboard(app.runs.registry, settings, app.db, host=host,
+                                    port=port, on_ready=ready))
     except DashboardRefused as exc:
         print(f"frontdesk dashboard: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 0
     finally:
-        app.store.close()
+        app.db.close()
     return 0

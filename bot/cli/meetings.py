@@ -10,21 +10,18 @@ from __future__ import annotations
 import argparse
 import json
 
-import sqlitedb
 from bot.config.settings import Settings
 from bot.config.text import shown
 from bot.meetings.store import Meeting, MeetingStore
+from bot.schema import open_database
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
     """Print the requests and bookings (the owner's view: everyone's)."""
     found: list[Meeting] = []
     if settings.database.exists():
-        conn = sqlitedb.connect(settings.database)
-        try:
-            found = MeetingStore(conn).listing(limit=10_000)
-        finally:
-            conn.close()
+        with open_database(settings.database) as db:  # the meetings alone
+            found = MeetingStore(db).listing(limit=10_000)
     if args.json:
         print(json.dumps([meeting.to_json() for meeting in found], ensure_ascii=False))
         return 0

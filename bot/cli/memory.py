@@ -11,29 +11,27 @@ import sys
 from typing import BinaryIO
 
 from bot.config.settings import Settings
+from bot.schema import open_database
 from memory.notes import Memory, NoteTooLarge
 from memory.transfer import BadExport, export_notes, import_notes
-from sqlitedb import connect
 
 OWNER = "owner"
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
     """Run one memory action on the notes in settings.database."""
-    conn = connect(settings.database)
-    try:
+    with open_database(settings.database) as db:  # the notes alone
         if args.memory_command == "export":
-            return _export(conn, args.json)
+            # the writer: it maps no pages, which a whole-file read would keep resident
+            return _export(db.writer, args.json)
         if args.memory_command == "import":
-            return _import(conn, args.file)
-        memory = Memory(conn)
+            return _import(db.writer, args.file)
+        memory = Memory(db)
         if args.memory_command == "add":
             return _add(memory, args.text)
         if args.memory_command == "search":
             return _search(memory, args.query)
         return _forget(memory, args.id)
-    finally:
-        conn.close()
 
 
 def _add(memory: Memory, text: str) -> int:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 
-import sqlitedb
 from bot.access.people import People, Person
 from bot.config.settings import Settings
 from bot.config.text import one_line, one_name
+from bot.schema import open_database
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
@@ -22,9 +22,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             return 1
         print(NOBODY)
         return 0
-    conn = sqlitedb.connect(settings.database)
-    try:
-        people = People(conn)
+    with open_database(settings.database) as db:  # the people alone
+        people = People(db)
         if args.action == "remove":
             removed = people.remove(args.id.strip())
             if not removed:
@@ -39,8 +38,6 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         for person in everyone:
             print(list_line(person))
         return 0
-    finally:
-        conn.close()
 
 
 NOBODY = ("No one has asked yet. With FRONTDESK_PAIRING=ask, a stranger who writes to the bot "

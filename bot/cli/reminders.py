@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 
-import sqlitedb
 from bot.config.settings import Settings
 from bot.config.text import shown
 from bot.reminders.store import Reminder, Reminders
+from bot.schema import open_database
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
@@ -19,9 +19,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.database.exists():
         print("No reminders are pending.")
         return 0
-    conn = sqlitedb.connect(settings.database)
-    try:
-        reminders = Reminders(conn)
+    with open_database(settings.database) as db:  # the reminders alone
+        reminders = Reminders(db)
         if args.action == "cancel":
             raw = (args.id or "").lstrip("#")
             if not raw.isdigit():
@@ -38,8 +37,6 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         for reminder in pending:
             print(list_line(reminder))
         return 0
-    finally:
-        conn.close()
 
 
 def list_line(reminder: Reminder) -> str:

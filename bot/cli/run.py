@@ -103,7 +103,7 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
 
         owners = app.access.owners
         jobs.append(_entry("bot.dashboard.server", "serve_dashboard")(
-            app.runs.registry, settings, on_ready=dashboard_ready,
+            app.runs.registry, settings, app.db, on_ready=dashboard_ready,
             answer=lambda run_id, option: answer_wait(app.store, owners, app.buttons, gateway,
                                                       run_id, option)))
     if not (settings.telegram_bot_token or settings.discord_bot_token):

@@ -12,11 +12,11 @@ import json
 import sys
 from typing import Any
 
-import sqlitedb
 from bot.config.settings import Settings
 from bot.config.text import shown
 from bot.delivery.inbox import Failure, Inbox
 from bot.delivery.parts import OutboxParts
+from bot.schema import open_database
 from graphs.codefirst import flow_view, matrix_text
 from graphs.events import EventKind
 from graphs.runs import RunInfo, RunStore
@@ -29,8 +29,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.database.exists():
         print("No runs yet.")
         return 0
-    store = RunStore(settings.database)
-    try:
+    with open_database(settings.database) as db:  # the run store and the failures, no more
+        store = RunStore(db)
         if args.run_id:
             return show(store, args.run_id)
         runs = store.runs(limit=20)
@@ -38,20 +38,14 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             print("No runs yet.")
         for run in runs:
             print(shown(list_line(run), "terminal"))
-        print_failures(settings)
+        print_failures(Inbox(db), OutboxParts(db))
         return 0
-    finally:
-        store.close()
 
 
-def print_failures(settings: Settings) -> None:
+def print_failures(inbox: Inbox, parts: OutboxParts) -> None:
     """The messages and parts that failed for good, newest first."""
-    conn = sqlitedb.connect(settings.database)
-    try:
-        failures = sorted([*Inbox(conn).failures(10), *OutboxParts(conn).failures(10)],
-                          key=lambda failure: failure.at, reverse=True)[:10]
-    finally:
-        conn.close()
+    failures = sorted([*inbox.failures(10), *parts.failures(10)],
+                      key=lambda failure: failure.at, reverse=True)[:10]
     if failures:
         print("\nfailed for good (not retried):")
     for failure in failures:

@@ -18,6 +18,7 @@ from bot.config.settings import Settings
 from bot.delivery.buttons import Buttons
 from bot.models.costs import SpendLog
 from graphs.runs import RunStore
+from sqlitedb.database import Database
 
 
 async def answer_wait(store: RunStore, owners: Mapping[str, str], buttons: Buttons,
@@ -40,9 +41,9 @@ async def answer_wait(store: RunStore, owners: Mapping[str, str], buttons: Butto
     return result.accepted, result.alert
 
 
-def spend_reader(settings: Settings) -> Callable[[], dict[str, Any]]:
-    """A function giving ``{"day", "spent_usd", "budget_usd"}`` (its own connection)."""
-    ledger = SpendLog.open(settings)
+def spend_reader(settings: Settings, db: Database) -> Callable[[], dict[str, Any]]:
+    """A function giving ``{"day", "spent_usd", "budget_usd"}``, read from ``db``."""
+    ledger = SpendLog.open(settings, db)
 
     def spend() -> dict[str, Any]:
         return {"day": ledger.today(), "spent_usd": round(ledger.spent(), 6),

@@ -18,7 +18,8 @@ from bot.dashboard.drawing import edges_of, render_svg, taken_edges
 from graphs import END, START, Graph, cost_totals
 from graphs.codefirst import flow_view
 from graphs.events import EventKind
-from graphs.runs import Registry, RunInfo, RunStore, WaitInfo, result_of
+from graphs.runs import Registry, RunInfo, WaitInfo, result_of
+from graphs.runs.reading import RunReading
 
 STATUSES = ("waiting", "running", "failed", "completed", "cancelled")
 SCAN_LIMIT = 500  # runs read to filter by route and to list the routes seen
@@ -27,7 +28,7 @@ MIN_BREAK_S = 2.0  # idle stretches shorter than this (and than the work) are dr
 TICKS = 6
 
 
-def list_runs(store: RunStore, status: str | None = None, route: str | None = None,
+def list_runs(store: RunReading, status: str | None = None, route: str | None = None,
               limit: int = 100, now: float | None = None) -> dict[str, Any]:
     """Recent runs, waiting ones first, with their costs and open question."""
     now = time.time() if now is None else now
@@ -80,7 +81,7 @@ class Bar:
     speculative: bool = False  # a node's work started before the route reached it
 
 
-def run_detail(store: RunStore, registry: Registry, run_id: str,
+def run_detail(store: RunReading, registry: Registry, run_id: str,
                now: float | None = None) -> dict[str, Any] | None:
     """Everything the run page shows, or None for an unknown run."""
     run = store.run(run_id)
@@ -180,7 +181,7 @@ def speculative_bar(event: dict[str, Any]) -> Bar:
                calls=[_call_view(event)], speculative=True)
 
 
-def in_flight(store: RunStore, run_id: str, bars: list[Bar], now: float) -> list[Bar]:
+def in_flight(store: RunReading, run_id: str, bars: list[Bar], now: float) -> list[Bar]:
     """Nodes a running run is on now. Their start is only stored with their end, so they are
     read from the last node boundary's frontier, starting when they became ready."""
     since: dict[str, float] = {}

@@ -39,10 +39,12 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from bot.dashboard.data import STATUSES, list_runs, run_detail
-from graphs.runs import Registry, RunStore
+from graphs.runs import Registry
+from graphs.runs.reading import RunReading
 
 if TYPE_CHECKING:
     from bot.config.settings import Settings
+from sqlitedb.database import Database
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
@@ -75,7 +77,7 @@ class DashboardData:
     """Where the pages read from: the run log and the workflows by name; today's spend and
     the answering of approvals when the dashboard runs inside ``frontdesk run``."""
 
-    store: RunStore
+    store: RunReading
     registry: Registry
     spend: Callable[[], dict[str, Any]] | None = None
     answer: Answer | None = None
@@ -179,7 +181,8 @@ async def start_dashboard(data: DashboardData, host: str = DEFAULT_HOST,
     return DashboardServer(f"http://{shown}:{bound}/", runner, token)
 
 
-async def serve_dashboard(registry: Registry, settings: Settings, *, host: str | None = None,
+async def serve_dashboard(registry: Registry, settings: Settings, db: Database, *,
+                          host: str | None = None,
                           port: int | None = None,
                           on_ready: Callable[[str], None] | None = None,
                           answer: Answer | None = None) -> None:
@@ -190,22 +193,16 @@ async def serve_dashboard(registry: Registry, settings: Settings, *, host: str |
     check_bind(host, os.environ.get(TOKEN_ENV) or None, setting)
     if port is None:
         port = DEFAULT_PORT if settings.dashboard_port is None else settings.dashboard_port
-    # A connection of its own: the pages read while the workflows write.
-    reader = RunStore(settings.database)
-    try:
-        from bot.dashboard.actions import spend_reader
+    # The database's reader: the pages read the last commit while the workflows write.
+    from bot.dashboard.actions import spend_reader
 
-        data = DashboardData(reader, registry, spend_reader(settings), answer)
-        server = await start_dashboard(data, host, port, access_token(settings.home))
-    except BaseException:
-        reader.close()
-        raise
+    data = DashboardData(RunReading(db.reader), registry, spend_reader(settings, db), answer)
+    server = await start_dashboard(data, host, port, access_token(settings.home))
     (on_ready or _log_url)(server.link)
     try:
         await asyncio.Event().wait()  # until cancelled
     finally:
         await server.close()
-        reader.close()
 
 
 def _log_url(link: str) -> None:

@@ -12,12 +12,12 @@ place the old rule remains.
 from __future__ import annotations
 
 import secrets
-import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from bot.messages import Button
+from sqlitedb.database import Database
 
 TOKEN_BYTES = 16  # 22 characters: with a kind, well inside Telegram's 64 bytes
 
@@ -36,8 +36,8 @@ class ButtonTarget:
 class Buttons:
     """The ``buttons`` table."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def issue(self, kind: str, run_id: str, wait_key: str, answer: str, label: str) -> str:
         """A new token of ``kind`` for one answer to one wait."""

@@ -12,13 +12,14 @@ import sqlite3
 from contextlib import AbstractContextManager
 
 from sqlitedb import transaction
+from sqlitedb.database import Database
 
 
 class Cursors:
     """The ``cursors`` table."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def get(self, name: str) -> str | None:
         """The value kept under ``name``, or None."""

@@ -11,11 +11,10 @@ often as its part: once, in order with the reply's text, or marked failed with i
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 from bot.messages import OutgoingFile
-from sqlitedb import migrate
+from sqlitedb.database import Database
 
 MIGRATIONS = [
     ("outbox_files_001", """
@@ -37,9 +36,8 @@ MIGRATIONS = [
 class OutboxFiles:
     """The files of outbox parts, on one SQLite connection."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        migrate(conn, MIGRATIONS)
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def place(self, platform: str, chat_id: str, reply_key: str, part_no: int,
               file: OutgoingFile) -> int:

@@ -11,12 +11,12 @@ the rest; an update that cannot even be read is recorded as failed from the star
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from sqlitedb import transaction
+from sqlitedb.database import Database
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ class Failure:
 class Inbox:
     """The ``inbox`` and ``refusals`` tables."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def record(self, platform: str, chat_id: str, message_id: str, user_id: str,
                payload: dict[str, Any]) -> bool:

@@ -5,14 +5,14 @@ is written to the outbox as numbered parts before the first is sent (``bot.deliv
 a button press finds what its opaque token stands for (``bot.delivery.buttons``); an adapter
 keeps its place in the cursors (``bot.delivery.cursors``); each run the gateway starts is
 filed under its chat (``bot.delivery.run_chats``). Each of those is a small class owning its
-tables; this module keeps their migrations, one list in the order they were first applied
-(their names and SQL are what existing databases recorded: never edited), and
-``open_ledger`` builds the five stores over one connection.
+tables; this module keeps their migrations, in the order they were first applied (their
+names and SQL are what existing databases recorded: never edited; ``bot.schema`` applies
+them with every other part's), and ``ledger_stores`` builds the five stores over the one
+database.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from bot.delivery.buttons import Buttons
@@ -20,7 +20,7 @@ from bot.delivery.cursors import Cursors
 from bot.delivery.inbox import Inbox
 from bot.delivery.parts import OutboxParts
 from bot.delivery.run_chats import RunChats
-from sqlitedb import migrate
+from sqlitedb.database import Database
 
 MIGRATIONS = [
     ("gateway_001_inbox", """
@@ -118,8 +118,7 @@ class LedgerStores:
     run_chats: RunChats
 
 
-def open_ledger(conn: sqlite3.Connection) -> LedgerStores:
-    """The ledger's tables brought up to date on ``conn``, and a store for each."""
-    migrate(conn, MIGRATIONS)
-    return LedgerStores(Inbox(conn), OutboxParts(conn), Buttons(conn), Cursors(conn),
-                        RunChats(conn))
+def ledger_stores(db: Database) -> LedgerStores:
+    """A store for each of the ledger's tables, over the one database (``open_database``
+    brought them up to date)."""
+    return LedgerStores(Inbox(db), OutboxParts(db), Buttons(db), Cursors(db), RunChats(db))

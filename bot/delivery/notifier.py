@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -30,7 +29,8 @@ from bot.config.text import clean, escape_markdown, one_name
 from bot.delivery.outbox import Outbox
 from bot.delivery.slots import SlotTimer
 from bot.tools.registry import Caller
-from sqlitedb import migrate, transaction
+from sqlitedb import transaction
+from sqlitedb.database import Database
 
 log = logging.getLogger(__name__)
 PLATFORMS = ("telegram", "discord")
@@ -140,9 +140,8 @@ _COLUMNS = "key, scope, name, platform, text, received_at, notice, sent_at"
 class NoticeLog:
     """The ``notices`` table: each urgent message, and when which notice carried it."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        migrate(conn, MIGRATIONS)
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def get(self, key: str) -> Urgent | None:
         """The message with this key, if it was seen."""
@@ -180,12 +179,12 @@ class OwnerNotifier:
     """Reaches the owner with urgent notices on the right platform(s), through
     the same outbox as every reply, one per message and at most ``LIMIT`` an hour a person."""
 
-    def __init__(self, settings: Settings, outbox: Outbox, *, notices: NoticeLog | None = None,
+    def __init__(self, settings: Settings, outbox: Outbox, notices: NoticeLog, *,
                  clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.settings = settings
         self.outbox = outbox
-        self.notices = notices or NoticeLog(outbox.parts.conn)
+        self.notices = notices
         self.clock, self.sleep = clock, sleep
         self.lock = asyncio.Lock()  # one decision at a time: count, send, record
         self.timer = SlotTimer(clock=lambda: self.clock(), sleep=lambda s: self.sleep(s),

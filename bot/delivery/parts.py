@@ -10,13 +10,13 @@ remembered in ``moved_chats``, so later sends follow it.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from bot.delivery.inbox import Failure
 from sqlitedb import transaction
+from sqlitedb.database import Database
 
 MAX_MOVES = 5  # a chat moved more often than this is a loop, not a migration
 PART_COLUMNS = "id, platform, chat_id, reply_key, part_no, parts, text, buttons, sent_at"
@@ -48,8 +48,8 @@ class OutboxPart:
 class OutboxParts:
     """The ``outbox`` and ``moved_chats`` tables."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def enqueue(self, platform: str, chat_id: str, reply_key: str, parts: list[str],
                 buttons: list[dict[str, str]] | None = None) -> list[OutboxPart]:

@@ -6,15 +6,16 @@ chat is waiting on, and how a guest's typed pick finds their own offer.
 
 from __future__ import annotations
 
-import sqlite3
 import time
+
+from sqlitedb.database import Database
 
 
 class RunChats:
     """The ``run_chats`` table."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def file(self, run_id: str, platform: str, chat_id: str) -> None:
         """File a run under the chat it was started in (once; a restart files it again)."""

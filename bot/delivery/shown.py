@@ -11,10 +11,9 @@ same window the outbox has for a part sent twice.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
-from sqlitedb import migrate
+from sqlitedb.database import Database
 
 MIGRATIONS = [
     ("live_001_messages", """
@@ -32,11 +31,10 @@ MIGRATIONS = [
 
 
 class LiveMessages:
-    """The partial messages still showing, by reply; on its own connection to the database."""
+    """The partial messages still showing, by reply (on the database's writer)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        migrate(conn, MIGRATIONS)
+    def __init__(self, db: Database) -> None:
+        self.conn = db.writer
 
     def add(self, platform: str, chat_id: str, reply_key: str, part_no: int,
             message_id: str) -> None:

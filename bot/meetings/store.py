@@ -8,7 +8,7 @@ first, so of two guests picking the same slot one holds it and the other is told
 
 Usage::
 
-    meetings = MeetingStore(sqlitedb.connect(settings.database))
+    meetings = MeetingStore(open_database(settings.database))  # bot.schema
     meetings.offered("m-1", "m-1", guest)                   # a request, once per id
     why = meetings.hold("m-1", slot, until, check)           # None: held
     meetings.booked("m-1", uid)
@@ -16,7 +16,6 @@ Usage::
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,8 @@ from datetime import datetime
 from typing import Any
 
 from bot.meetings.slots import Slot
-from sqlitedb import Migration, migrate, transaction
+from sqlitedb import Migration, transaction
+from sqlitedb.database import Database
 
 STATUSES = ("offered", "held", "booked", "declined", "expired", "cancelled", "conflict")
 OPEN = ("offered", "held")
@@ -98,10 +98,9 @@ def _row(row: Sequence[Any]) -> Meeting:
 class MeetingStore:
     """The only code with SQL on the ``meetings`` table."""
 
-    def __init__(self, conn: sqlite3.Connection,
-                 clock: Callable[[], float] = time.time) -> None:
-        self.conn, self.clock = conn, clock
-        migrate(conn, MIGRATIONS)
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
+        self.conn = db.writer
+        self.clock = clock
 
     def offered(self, meeting_id: str, run_id: str, guest: dict[str, Any], topic: str) -> None:
         """Record a new request (once per id: a replay keeps the first)."""

@@ -13,13 +13,13 @@ hold uses its own prices, and the trace's ``model_call`` event names it. Called 
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.models.base import Message, Model, Reply
-from sqlitedb import Migration, migrate
+from sqlitedb import Migration
+from sqlitedb.database import Database
 
 MIGRATIONS: list[Migration] = [
     ("models_001_chat_choices", """
@@ -36,10 +36,9 @@ MIGRATIONS: list[Migration] = [
 class ModelChoices:
     """The preset each chat chose (``model_choices``), read against the configured presets."""
 
-    def __init__(self, conn: sqlite3.Connection, presets: Sequence[tuple[str, str]]) -> None:
-        self.conn = conn
+    def __init__(self, db: Database, presets: Sequence[tuple[str, str]]) -> None:
+        self.conn = db.writer
         self.presets: dict[str, str] = dict(presets)  # name -> model, in the order configured
-        migrate(conn, MIGRATIONS)
 
     def preset_of(self, platform: str, chat_id: str) -> str | None:
         """The chat's chosen preset, or None (none chosen, or no longer configured)."""

@@ -12,7 +12,6 @@ provider refused outright. A hold never settled (a crash, a time-out) counts at 
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -23,7 +22,8 @@ from importlib.resources.abc import Traversable
 from zoneinfo import ZoneInfo
 
 from bot.config.settings import Settings
-from sqlitedb import Migration, connect, migrate, transaction
+from sqlitedb import Migration, transaction
+from sqlitedb.database import Database
 
 # Shipped inside the package (package data), so a wheel installed by pip, pipx or uv has it.
 DEFAULT_PRICES: Traversable = files("bot.config") / "prices.toml"
@@ -162,19 +162,22 @@ def load_prices(settings: Settings) -> PriceTable:
 class SpendLog:
     """Records each call's tokens and cost in SQLite; answers what was spent today."""
 
-    def __init__(self, conn: sqlite3.Connection, *, tz: tzinfo | None = None,
+    def __init__(self, db: Database, *, tz: tzinfo | None = None,
                  clock: Callable[[], float] = time.time) -> None:
-        self._conn = conn
+        self._conn = db.writer
         self._tz = tz
         self._clock = clock
         self._lock = threading.Lock()
-        migrate(conn, MIGRATIONS)
 
     @classmethod
-    def open(cls, settings: Settings) -> SpendLog:
-        """A spend log on the settings' database, with days in the owner's time zone."""
+    def open(cls, settings: Settings, db: Database | None = None) -> SpendLog:
+        """A spend log with days in the owner's time zone, on ``db``; without one, on a
+        ``Database`` of its own with the log's migrations applied (for a process that opened
+        none; two more connections)."""
         tz = ZoneInfo(settings.timezone) if settings.timezone else None
-        return cls(connect(settings.database), tz=tz)
+        if db is None:
+            db = Database(settings.database, migrations=MIGRATIONS)
+        return cls(db, tz=tz)
 
     def today(self) -> str:
         """The log's current day, ``YYYY-MM-DD`` (owner's zone, else the machine's)."""

@@ -14,7 +14,7 @@ occurrence is advanced once).
 
 Usage::
 
-    reminders = Reminders(sqlitedb.connect(settings.database))
+    reminders = Reminders(open_database(settings.database))  # bot.schema
     r = reminders.add("owner", "telegram", "42", "call Ann", when, zone=zone)
     for due in reminders.due(time.time()): ...        # fire it, then
     reminders.advance(due, time.time())               # the next occurrence, or done
@@ -23,7 +23,6 @@ Usage::
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,7 +39,8 @@ from bot.calendar.rules import (
 )
 from bot.config.text import clean
 from bot.models.reminder_phrases import local_label
-from sqlitedb import Migration, migrate, transaction
+from sqlitedb import Migration, transaction
+from sqlitedb.database import Database
 
 log = logging.getLogger(__name__)
 MAX_PENDING = 100  # per person
@@ -156,9 +156,9 @@ def occurrence_after(rule: str, first_local: datetime, zone: tzinfo,
 class Reminders:
     """The ``reminders`` table: add, list, cancel, what is due, advance past an occurrence."""
 
-    def __init__(self, conn: sqlite3.Connection, clock: Callable[[], float] = time.time) -> None:
-        self.conn, self.clock = conn, clock
-        migrate(conn, MIGRATIONS)
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
+        self.conn = db.writer
+        self.clock = clock
         self.listeners: list[Callable[[], object]] = []  # told when the next due time may move
 
     def _changed(self) -> None:

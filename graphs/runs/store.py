@@ -6,8 +6,10 @@ what waits, how often each node ran). The state is never stored whole: the input
 delta rebuilds it (``record``), so storage grows with what nodes write. A wait is a row;
 answering, expiring or cancelling it is ``UPDATE ... WHERE status = 'open'``, so of two racing
 answers exactly one wins, and an answer the run has not used yet is kept as "not taken".
-Several statements that must land together go through ``transaction()``. Nothing here
-unpickles anything. Reading for lists and the dashboard is ``graphs.runs.reading``.
+Several statements that must land together go through ``transaction()``. The store is built
+over the one ``Database`` (its writer); whoever opens that applies ``graphs.runs.schema``'s
+migrations. Nothing here unpickles anything. Reading for lists and the dashboard is
+``graphs.runs.reading``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from graphs.events import EventKind
 from graphs.graph import GraphRunError, GraphState, RunResult
 from graphs.runs.reading import RunReading
 from graphs.runs.schema import MIGRATIONS
-from sqlitedb import connect, migrate, transaction
+from sqlitedb import transaction
+from sqlitedb.database import Database
 
 _TAGS = ("event", "run_id", "t", "node")  # kept in their own columns, not in ``data``
 # events that also update runs / run_waits
@@ -61,17 +64,21 @@ def _insert_rows(count: int) -> str:
 class RunStore(RunReading):
     """Runs, their events, waits and steps in the one Frontdesk database."""
 
-    def __init__(self, path: Path | str) -> None:
-        super().__init__(connect(path))
-        migrate(self.conn, MIGRATIONS)
+    def __init__(self, db: Database) -> None:
+        # the writer for reads too: a run's reads must see its own writes as they land
+        super().__init__(db.writer)
+        self.db = db
         self._seq: dict[str, int] = {}  # next event number per run written by this process
 
-    def close(self) -> None:
-        self.conn.close()
+    @classmethod
+    def open(cls, path: Path | str) -> RunStore:
+        """A store on a ``Database`` of its own, the run tables' migrations applied: for a
+        process that keeps only runs (a test, a bench, a worker); ``store.db.close()`` ends it."""
+        return cls(Database(path, migrations=MIGRATIONS))
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Several writes, all or nothing (``sqlitedb.transaction`` on this store's file)."""
+        """Several writes, all or nothing (``sqlitedb.transaction`` on the writer)."""
         with transaction(self.conn) as conn:
             yield conn
 

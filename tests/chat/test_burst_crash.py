@@ -42,6 +42,6 @@ def test_killed_inside_the_window_the_burst_is_answered_once_after_restart(
     assert len(telegram.messages_to(OWNER)) == 1, "the burst was answered more than once"
     assert len({run for _, run in inbox(tmp_path)}) == 1
     assert "offline" in reply.text
-    store = RunStore(tmp_path / "frontdesk.db")
+    store = RunStore.open(tmp_path / "frontdesk.db")
     [run] = store.runs(limit=10)
     assert store.record(run.id).state["text"] == "\n".join(LINES)  # in order, one turn

@@ -19,6 +19,7 @@ from bot.dashboard.data import run_detail
 from bot.models import build_models, model_maker
 from bot.models.choices import ChatBigModel, ModelChoices
 from bot.models.costs import SpendLog
+from bot.schema import open_database
 from graphs.protocols import chosen_model
 from sqlitedb import connect
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -112,7 +113,7 @@ async def test_the_budget_holds_a_call_at_the_chosen_models_prices(tmp_path: Pat
             "FRONTDESK_DAILY_BUDGET_USD": "0.002", "FRONTDESK_MODEL_PRESETS": "cheap=gpt-4.1-nano"})
         spend = SpendLog.open(settings)
         default = build_models(settings, spend_log=spend).big
-        choices = ModelChoices(connect(settings.database), settings.model_presets)
+        choices = ModelChoices(open_database(settings.database), settings.model_presets)
         big = ChatBigModel(default, choices, model_maker(settings, spend_log=spend))
         ask = [{"role": "user", "content": "hello"}]
         refused = await chosen_model(big, ("telegram", "1")).complete(ask, max_tokens=1024)

@@ -33,7 +33,7 @@ async def test_a_code_workflow_is_drawn_from_its_last_run(
         await parallel([step(double, n, key=f"double{n}") for n in range(2)], name="doubles")
         return await pipeline(words, upper, name="loud")
 
-    done = await Runs(RunStore(settings.database)).start(brief, {"words": ["hi"]}, run_id="b1")
+    done = await Runs(RunStore.open(settings.database)).start(brief, {"words": ["hi"]}, run_id="b1")
     assert done.status == "completed"
     assert graph_command.main(args, settings) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from memory.notes import Memory
-from sqlitedb import connect
+from memory.schema import MIGRATIONS
+from sqlitedb.database import Database
 
 
 def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -23,9 +24,8 @@ def test_add_search_forget(tmp_path: Path) -> None:
     assert added.returncode == 0 and added.stdout.strip() == "saved note 1"
     found = cli(tmp_path, "search", "boiler")
     assert found.stdout.startswith("1\t") and "[boiler]" in found.stdout
-    conn = connect(tmp_path / "home" / "frontdesk.db")
-    assert [h.text for h in Memory(conn).recent("owner")] == ["The boiler service is on 3 May"]
-    conn.close()
+    with Database(tmp_path / "home" / "frontdesk.db") as db:
+        assert [h.text for h in Memory(db).recent("owner")] == ["The boiler service is on 3 May"]
     assert cli(tmp_path, "forget", "1").returncode == 0
     assert cli(tmp_path, "search", "boiler").stdout.strip() == "no notes match"
     missing = cli(tmp_path, "forget", "1")
@@ -34,9 +34,8 @@ def test_add_search_forget(tmp_path: Path) -> None:
 
 
 def test_notes_of_other_people_are_not_the_owners(tmp_path: Path) -> None:
-    conn = connect(tmp_path / "home" / "frontdesk.db")
-    other = Memory(conn).add("telegram:42", "boiler gossip")
-    conn.close()
+    with Database(tmp_path / "home" / "frontdesk.db", migrations=MIGRATIONS) as db:
+        other = Memory(db).add("telegram:42", "boiler gossip")
     assert cli(tmp_path, "search", "boiler").stdout.strip() == "no notes match"
     assert cli(tmp_path, "forget", str(other)).returncode == 1
 

@@ -29,7 +29,7 @@ def test_public_names_are_the_listed_ones() -> None:
 
 
 async def make_runs(home: Path) -> tuple[str, str]:
-    store = RunStore(Settings(home=home).database)
+    store = RunStore.open(Settings(home=home).database)
     graph = Graph("greet")
     graph.add_node(Node("hello", lambda s: {"reply": "hi"}))
     graph.add_node(human_node("Send it?", "ok", ["yes", "no"], name="ask"))
@@ -41,7 +41,7 @@ async def make_runs(home: Path) -> tuple[str, str]:
     plain.add_node(Node("only", lambda s: {"x": 1}))
     plain.add_edge(START, "only")
     done = await run_graph(plain, {}, store=store)
-    store.close()
+    store.db.close()
     return waiting.run_id or "", done.run_id or ""
 
 
@@ -78,14 +78,14 @@ def test_runs_without_a_database(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 async def test_someone_elses_words_reach_the_terminal_without_controls(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = RunStore(Settings(home=tmp_path).database)
+    store = RunStore.open(Settings(home=tmp_path).database)
     graph = Graph("greet")
     graph.add_node(human_node("Send \x1b[2Jit\u202e?", "ok", ["yes", "no"], name="ask"))
     graph.add_edge(START, "ask")
     graph.add_router("ask", route_on("ok"), {"yes": END, "no": END})
     meta = {"words": "hi \x1b]0;owned\x07 \u202eyou"}
     waiting = await run_graph(graph, {}, store=store, meta=meta)
-    store.close()
+    store.db.close()
     settings = Settings(home=tmp_path)
     for run_id in (None, waiting.run_id):
         assert runs.main(argparse.Namespace(run_id=run_id), settings) == 0

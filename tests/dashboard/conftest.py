@@ -4,7 +4,7 @@ Bearer header, the browser opens the ``?token=`` link and keeps the cookie), run
 through the real gateway, and one headless chromium per test module.
 
 A ``Desk`` is the bot's side (services, gateway, two FakeModels); ``Site`` adds the dashboard
-server reading the same database through its own connection, as ``frontdesk run`` does.
+server reading the same database through its reader connection, as ``frontdesk run`` does.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from bot.dashboard.server import DashboardData, DashboardServer, start_dashboard
 from bot.messages import Reply
 from bot.models import Models
 from graphs import END, START, Graph, Node, RunResult
-from graphs.runs import Runs, RunStore
+from graphs.runs import Runs
+from graphs.runs.reading import RunReading
 from tests.dashboard.cdp import CHROMIUM, Chromium
 from tests.fakes.model import FakeModel
 
@@ -132,29 +133,27 @@ async def open_desk(home: Path) -> Desk:
 async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
     desk = await open_desk(tmp_path / "home")
     yield desk
-    desk.services.store.close()
+    desk.services.db.close()
 
 
 @pytest.fixture
 async def site(desk: Desk) -> AsyncIterator[Site]:
-    reader = RunStore(desk.services.settings.database)
+    reader = RunReading(desk.services.db.reader)
     server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0,
                                    token=TOKEN)
     async with aiohttp.ClientSession(headers=BEARER) as http:
         yield Site(desk, server, http)
     await server.close()
-    reader.close()
 
 
 @pytest.fixture
 async def open_site(desk: Desk) -> AsyncIterator[Site]:
     """A dashboard started with no token at all (only ``start_dashboard`` allows it)."""
-    reader = RunStore(desk.services.settings.database)
+    reader = RunReading(desk.services.db.reader)
     server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0)
     async with aiohttp.ClientSession() as http:
         yield Site(desk, server, http)
     await server.close()
-    reader.close()
 
 
 async def start_gated_run(runs: Runs, run_id: str = "gated-run") -> GatedRun:

@@ -23,7 +23,7 @@ from bot.dashboard.server import (
     serve_dashboard,
     start_dashboard,
 )
-from graphs.runs import RunStore
+from graphs.runs.reading import RunReading
 from tests.dashboard.conftest import Desk, Site
 
 TOKEN = "s3cret-token-for-tests-only"
@@ -33,12 +33,11 @@ VENV_BIN = Path(sys.executable).parent
 @pytest.fixture
 async def guarded(desk: Desk) -> AsyncIterator[DashboardServer]:
     """A dashboard that requires ``TOKEN``."""
-    reader = RunStore(desk.services.settings.database)
+    reader = RunReading(desk.services.db.reader)
     server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0,
                                    token=TOKEN)
     yield server
     await server.close()
-    reader.close()
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "127.0.0.2", "[::1]"])
@@ -54,12 +53,9 @@ def test_other_addresses_need_a_token(host: str) -> None:
 
 
 async def test_it_refuses_before_listening(desk: Desk) -> None:
-    reader = RunStore(desk.services.settings.database)
-    try:
-        with pytest.raises(DashboardRefused, match=r"127\.0\.0\.1"):
-            await start_dashboard(DashboardData(reader, {}), host="0.0.0.0", port=0)
-    finally:
-        reader.close()
+    reader = RunReading(desk.services.db.reader)
+    with pytest.raises(DashboardRefused, match=r"127\.0\.0\.1"):
+        await start_dashboard(DashboardData(reader, {}), host="0.0.0.0", port=0)
 
 
 async def test_with_a_token_every_request_must_carry_it(guarded: DashboardServer) -> None:
@@ -116,7 +112,7 @@ async def test_serve_dashboard_runs_until_cancelled(desk: Desk,
     await desk.social()
     urls: asyncio.Queue[str] = asyncio.Queue()
     task = asyncio.create_task(serve_dashboard(desk.services.runs.registry,
-                                               desk.services.settings, port=0,
+                                               desk.services.settings, desk.services.db, port=0,
                                                on_ready=urls.put_nowait))
     link = await asyncio.wait_for(urls.get(), 10)
     # No token set: one was made in the home, readable by the owner only, and the link
@@ -146,7 +142,8 @@ async def test_frontdesk_run_refuses_a_public_host_without_a_token(
     monkeypatch.setenv("FRONTDESK_DASHBOARD_HOST", "0.0.0.0")
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     with pytest.raises(DashboardRefused, match=TOKEN_ENV):
-        await serve_dashboard(desk.services.runs.registry, desk.services.settings, port=0)
+        await serve_dashboard(desk.services.runs.registry, desk.services.settings,
+                              desk.services.db, port=0)
 
 
 def cli_env(home: Path) -> dict[str, str]:
@@ -198,15 +195,16 @@ async def test_the_token_set_in_the_environment_is_the_one_and_the_kept_one_stay
     settings = desk.services.settings
     links: asyncio.Queue[str] = asyncio.Queue()
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, port=0,
-                                               on_ready=links.put_nowait))
+    db = desk.services.db
+    task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, db,
+                                               port=0, on_ready=links.put_nowait))
     assert (await asyncio.wait_for(links.get(), 10)).endswith(f"?token={TOKEN}")
     assert not (settings.home / TOKEN_FILE).exists()
     task.cancel()
     monkeypatch.delenv(TOKEN_ENV)
     made = []
     for _ in range(2):  # the token made at first start is kept for the next one
-        task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings,
+        task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, db,
                                                    port=0, on_ready=links.put_nowait))
         made.append((await asyncio.wait_for(links.get(), 10)).partition("?token=")[2])
         task.cancel()

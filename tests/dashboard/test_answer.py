@@ -13,7 +13,7 @@ import pytest
 from bot.dashboard.actions import answer_wait, spend_reader
 from bot.dashboard.server import DashboardData, start_dashboard
 from bot.models.costs import SpendLog
-from graphs.runs import RunStore
+from graphs.runs.reading import RunReading
 from tests.dashboard.cdp import Chromium
 from tests.dashboard.conftest import BEARER, TOKEN, Desk, Site
 from tests.dashboard.test_browser import open_page
@@ -22,19 +22,19 @@ from tests.dashboard.test_browser import open_page
 @pytest.fixture
 async def live(desk: Desk) -> AsyncIterator[Site]:
     """The dashboard as `frontdesk run` serves it: it can answer, and it reads the spend."""
-    reader = RunStore(desk.services.settings.database)
+    reader = RunReading(desk.services.db.reader)
     budgeted = replace(desk.services.settings, daily_budget_usd=2.5)
 
     async def answer(run_id: str, option: str) -> tuple[bool, str]:
         return await answer_wait(desk.services.store, desk.services.access.owners,
                                  desk.gateway, run_id, option)
 
-    data = DashboardData(reader, desk.services.runs.registry, spend_reader(budgeted), answer)
+    spend = spend_reader(budgeted, desk.services.db)
+    data = DashboardData(reader, desk.services.runs.registry, spend, answer)
     server = await start_dashboard(data, port=0, token=TOKEN)
     async with aiohttp.ClientSession(headers=BEARER) as http:
         yield Site(desk, server, http)
     await server.close()
-    reader.close()
 
 
 async def post(site: Site, run_id: str, body: object, headers: dict[str, str]) -> tuple[int, dict]:

@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def store(tmp_path: Path) -> Any:
-    opened = RunStore(tmp_path / "runs.db")
+    opened = RunStore.open(tmp_path / "runs.db")
     yield opened
-    opened.close()
+    opened.db.close()
 
 
 def approval() -> Graph:

@@ -12,7 +12,7 @@ from bot.meetings.desk import MeetingDesk
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
 from bot.models.meeting_phrases import meeting_arguments
-from sqlitedb import connect
+from bot.schema import open_database
 from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, DeskFactory
 from tests.meetings.fake_calendar import FolderCalendar
 
@@ -44,7 +44,7 @@ async def test_a_forged_slot_outside_the_rules_is_refused_at_hold(tmp_path: Path
     zone = ZoneInfo("Europe/Berlin")
     now = datetime(2026, 6, 10, 8, tzinfo=UTC).timestamp()  # a Wednesday, 10:00 in Berlin
     rules = MeetingRules(parse_hours("H", None), zone)
-    store = MeetingStore(connect(tmp_path / "f.db"), clock=lambda: now)
+    store = MeetingStore(open_database(tmp_path / "f.db"), clock=lambda: now)
 
     async def tell(origin: str, key: str, text: str) -> None:
         raise AssertionError("nothing to tell")

@@ -9,16 +9,23 @@ from pathlib import Path
 import pytest
 
 from memory.notes import Memory
-from sqlitedb import connect
+from memory.schema import MIGRATIONS
+from sqlitedb.database import Database
 
 
 @pytest.fixture
-def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    connection = connect(tmp_path / "frontdesk.db")
-    yield connection
-    connection.close()
+def db(tmp_path: Path) -> Iterator[Database]:
+    """The file with memory's migrations applied, as a process that keeps only notes opens it."""
+    database = Database(tmp_path / "frontdesk.db", migrations=MIGRATIONS)
+    yield database
+    database.close()
 
 
 @pytest.fixture
-def memory(conn: sqlite3.Connection) -> Memory:
-    return Memory(conn)
+def conn(db: Database) -> sqlite3.Connection:
+    return db.writer
+
+
+@pytest.fixture
+def memory(db: Database) -> Memory:
+    return Memory(db)

@@ -19,6 +19,7 @@ from memory.schema import MIGRATIONS
 from memory.scopes import STRIDE
 from memory.transfer import import_notes
 from sqlitedb import connect, migrate
+from sqlitedb.database import Database
 
 WORDS = [f"w{i}" for i in range(80)]
 WEIGHTS = [1 / rank for rank in range(1, len(WORDS) + 1)]  # Zipf: a few words in most notes
@@ -130,8 +131,9 @@ def test_a_database_from_before_the_index_is_indexed_when_opened(tmp_path: Path)
                 "VALUES ('telegram:1', 1, 200)")
     old.execute("UPDATE memory_scopes SET last_note = 800 WHERE scope = 'owner'")
     old.close()
-    conn = connect(path)
-    memory = Memory(conn)
+    db = Database(path, migrations=MIGRATIONS)
+    conn = db.writer
+    memory = Memory(db)
     assert conn.execute("SELECT 1 FROM migrations WHERE name = 'memory_005_impact'").fetchone()
     assert_counts_match_fts5(conn)
     assert_exact(memory, conn, rng)

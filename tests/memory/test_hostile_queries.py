@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +11,8 @@ from hypothesis import strategies as st
 
 from memory.notes import Memory
 from memory.query import MAX_TERMS, query_terms
-from sqlitedb import connect
+from memory.schema import MIGRATIONS
+from sqlitedb.database import Database
 
 HOSTILE = [
     '"', '""', '"unbalanced', "it's", "a AND", "AND", "OR OR", "NOT coffee", "NEAR(a b)",
@@ -25,13 +25,13 @@ HOSTILE = [
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    conn: sqlite3.Connection = connect(Path(tmp_path_factory.mktemp("hostile")) / "f.db")
-    memory = Memory(conn)
+    db = Database(Path(tmp_path_factory.mktemp("hostile")) / "f.db", migrations=MIGRATIONS)
+    memory = Memory(db)
     memory.add_many("owner", ["coffee and milk", "NEAR the station", "it's a text: coffee",
                               "AND OR NOT are words too", "☕ emoji coffee"])
     memory.add_history("owner", "user", "coffee chat")
     yield memory
-    conn.close()
+    db.close()
 
 
 @pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from memory.notes import Memory
+from memory.schema import MIGRATIONS
 from memory.scopes import STRIDE
-from sqlitedb import connect
+from sqlitedb.database import Database
 
 Note = tuple[int, str, str, float]  # id, scope, text, created_at
 
@@ -36,11 +37,12 @@ def frontdesk(home: Path, *args: str, stdin: str | None = None, timeout: float =
 
 def notes(home: Path) -> list[Note]:
     """Every note in ``home``'s database, by id."""
-    conn = connect(home / "frontdesk.db")
-    Memory(conn)
+    db = Database(home / "frontdesk.db", migrations=MIGRATIONS)
+    conn = db.writer
+    Memory(db)
     rows = conn.execute("SELECT id, scope, text, created_at FROM memory_notes ORDER BY id")
     found = [(int(i), str(s), str(t), float(c)) for i, s, t, c in rows]
-    conn.close()
+    db.close()
     return found
 
 
@@ -56,8 +58,8 @@ def by_scope(found: list[Note]) -> dict[str, list[tuple[str, float]]]:
 def old_home(tmp_path: Path) -> Path:
     """A home with the owner's notes (one forgotten), a person's and a group chat's."""
     home = tmp_path / "old"
-    conn = connect(home / "frontdesk.db")
-    memory = Memory(conn)
+    db = Database(home / "frontdesk.db", migrations=MIGRATIONS)
+    memory = Memory(db)
     memory.add("owner", "The boiler service is on 3 May")
     forgotten = memory.add("owner", "an old note, forgotten")
     memory.add("owner", "Café Zürich: the table by the window")
@@ -65,7 +67,7 @@ def old_home(tmp_path: Path) -> Path:
     memory.add("telegram:chat:-100", "team lunch on Friday")
     memory.add("owner", 'quotes " and \\ and a\nsecond line')
     memory.forget("owner", forgotten)
-    conn.close()
+    db.close()
     return home
 
 
@@ -95,15 +97,15 @@ def test_a_move_to_a_fresh_home_keeps_every_note_its_scope_id_and_time(
     # the search index holds them: the owner's through the CLI, a guest's in their scope only
     found = frontdesk(new_home, "search", "cafe zurich")
     assert found.stdout.startswith("3\t") and "[Café]" in found.stdout
-    conn = connect(new_home / "frontdesk.db")
-    memory = Memory(conn)
+    db = Database(new_home / "frontdesk.db", migrations=MIGRATIONS)
+    memory = Memory(db)
     assert [hit.text for hit in memory.search("telegram:42", "mornings")] == [
         "Anna prefers mornings"]
     assert memory.search("owner", "mornings") == []
     # a note written after the move takes the next id, not one an imported note holds
     assert memory.add("owner", "after the move") == 5
     assert memory.add("telegram:42", "after the move too") == STRIDE + 2
-    conn.close()
+    db.close()
 
 
 def test_ids_already_taken_are_mapped_to_new_ones_in_the_right_scope(
@@ -111,11 +113,11 @@ def test_ids_already_taken_are_mapped_to_new_ones_in_the_right_scope(
     exported = tmp_path / "notes.jsonl"
     exported.write_text(export(old_home), encoding="utf-8")
     new_home = tmp_path / "new"
-    conn = connect(new_home / "frontdesk.db")
-    memory = Memory(conn)
+    db = Database(new_home / "frontdesk.db", migrations=MIGRATIONS)
+    memory = Memory(db)
     assert memory.add("owner", "already here: the car is blue") == 1  # takes note 1's id
     memory.add("discord:7", "takes the number telegram:42 had")
-    conn.close()
+    db.close()
 
     done = frontdesk(new_home, "import", str(exported))
     assert done.returncode == 0, done.stderr
@@ -132,12 +134,12 @@ def test_ids_already_taken_are_mapped_to_new_ones_in_the_right_scope(
 
     found = frontdesk(new_home, "search", "boiler")
     assert found.stdout.startswith(f"{moved['The boiler service is on 3 May']}\t")
-    conn = connect(new_home / "frontdesk.db")
-    memory = Memory(conn)
+    db = Database(new_home / "frontdesk.db", migrations=MIGRATIONS)
+    memory = Memory(db)
     assert [h.text for h in memory.search("telegram:42", "mornings")] == [
         "Anna prefers mornings"]
     assert memory.search("discord:7", "mornings") == []
-    conn.close()
+    db.close()
 
 
 def test_importing_the_same_notes_twice_adds_them_once(old_home: Path, tmp_path: Path) -> None:
@@ -251,15 +253,16 @@ def peak_memory_of_export(home: Path, out: Path) -> int:
 @pytest.mark.timeout(360)  # 10,000 long notes indexed twice (built, then imported)
 def test_a_large_export_streams_and_comes_back_whole(tmp_path: Path) -> None:
     home = tmp_path / "big"
-    conn = connect(home / "frontdesk.db")
+    db = Database(home / "frontdesk.db", migrations=MIGRATIONS)
+    conn = db.writer
     # long words, few per note: the text is large (what the export must not hold) while the
     # words to index stay few (indexing, not exporting, is what would take the time)
     words = [f"longword{i:06d}" + "x" * 49 for i in range(2000)]  # 64 characters each
     pick = random.Random(7)
     texts = [" ".join(pick.choice(words) for _ in range(25)) for _ in range(10_000)]
     texts[2_345] += " zanzibar"
-    Memory(conn).add_many("owner", texts)
-    conn.close()
+    Memory(db).add_many("owner", texts)
+    db.close()
     texts_size = sum(map(len, texts))
     assert texts_size > 15_000_000
 
@@ -278,9 +281,10 @@ def test_a_large_export_streams_and_comes_back_whole(tmp_path: Path) -> None:
     moved = tmp_path / "moved"
     done = frontdesk(moved, "import", str(big), timeout=300)
     assert done.stdout.strip() == "imported 10,000 notes (0 with new ids), 0 already there"
-    conn = connect(moved / "frontdesk.db")
-    memory = Memory(conn)
+    db = Database(moved / "frontdesk.db", migrations=MIGRATIONS)
+    conn = db.writer
+    memory = Memory(db)
     assert conn.execute("SELECT COUNT(*) FROM memory_notes").fetchone()[0] == 10_000
     assert [hit.text for hit in memory.recent("owner", 1)] == [texts[-1]]
     assert [hit.id for hit in memory.search("owner", "zanzibar")] == [2_345 + 1]
-    conn.close()
+    db.close()

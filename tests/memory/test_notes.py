@@ -9,6 +9,8 @@ import pytest
 import memory.notes as notes_module
 from memory.notes import MAX_NOTE_CHARS, Memory, NoteTooLarge
 from memory.query import all_of, query_terms
+from memory.schema import MIGRATIONS
+from sqlitedb.database import Database
 from tests.memory.corpus import CORPUS
 
 
@@ -122,9 +124,10 @@ def test_only_the_newest_history_lines_are_ranked(memory: Memory,
     assert [h.text for h in hits] == [f"tea with biscuit number {n}" for n in (4, 3, 2)]
 
 
-def test_migrations_apply_once(conn: sqlite3.Connection) -> None:
-    Memory(conn).add("owner", "kept")
-    assert [h.text for h in Memory(conn).recent("owner")] == ["kept"]
+def test_migrations_apply_once(db: Database) -> None:
+    Memory(db).add("owner", "kept")
+    assert db.migrate(MIGRATIONS) == []
+    assert [h.text for h in Memory(db).recent("owner")] == ["kept"]
 
 
 def test_optimize_keeps_every_note_searchable(memory: Memory) -> None:

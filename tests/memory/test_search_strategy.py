@@ -11,7 +11,7 @@ import pytest
 import memory.notes as notes_module
 from memory.notes import Memory
 from memory.query import all_of, query_terms
-from sqlitedb import connect
+from sqlitedb.database import Database
 from tests.memory.corpus import CORPUS
 
 
@@ -54,7 +54,7 @@ def test_another_connections_notes_are_counted(memory: Memory, conn: sqlite3.Con
                                                tmp_path: Path) -> None:
     memory.add_many("owner", CORPUS)
     memory.search("owner", "lisbon")  # fills the cache
-    other = connect(tmp_path / "frontdesk.db")
+    other = Database(tmp_path / "frontdesk.db")  # as another process would
     try:
         Memory(other).add_many("owner", ["lisbon lisbon", "lisbon again"])
     finally:

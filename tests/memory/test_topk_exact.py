@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import memory.topk as topk_module
 from memory.notes import Memory
 from memory.query import any_of, query_terms
-from sqlitedb import connect
+from memory.schema import MIGRATIONS
+from sqlitedb.database import Database
 
 # a few common words and a tail of rare ones, so notes share words and scores tie often
 VOCABULARY = ["the", "cafe", "milk", "dentist", "lisbon", "report", "ana", "boiler",
@@ -29,9 +30,10 @@ query = st.lists(word | st.just("absent"), min_size=1, max_size=4).map(" ".join)
 def filled(notes: list[str], others: list[str]) -> Iterator[tuple[Memory, sqlite3.Connection]]:
     """A fresh database with ``notes`` for the owner (in two imports) and ``others`` for
     another person, interleaved with the owner's last ones."""
-    conn = connect(":memory:")
+    db = Database(":memory:", migrations=MIGRATIONS)
+    conn = db.writer
     try:
-        memory = Memory(conn)
+        memory = Memory(db)
         half = len(notes) // 2
         memory.add_many("owner", notes[:half])
         for i, text in enumerate(notes[half:]):

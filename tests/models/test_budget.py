@@ -10,7 +10,7 @@ import pytest
 from bot.models.base import Message, ToolSpec
 from bot.models.costs import SpendLog
 from bot.models.guarded import input_token_bound
-from sqlitedb import connect
+from bot.schema import open_database
 from tests.fakes.openai_server import FakeOpenAIServer, error_reply, hung_reply
 from tests.support.models import PRICES, SleepRecorder, openai_model
 
@@ -25,8 +25,8 @@ def spent_at_the_provider(server: FakeOpenAIServer) -> float:
 
 async def test_forty_calls_at_once_spend_at_most_the_budget(
         sleeps: SleepRecorder, tmp_path: Path) -> None:
-    # two ledgers on two connections to one file: the hold is in the database, not in memory
-    ledgers = [SpendLog(connect(tmp_path / "frontdesk.db")) for _ in range(2)]
+    # two ledgers on two databases of one file: the hold is in the database, not in memory
+    ledgers = [SpendLog(open_database(tmp_path / "frontdesk.db")) for _ in range(2)]
     async with FakeOpenAIServer(bill_in_full=True) as server:
         models = [openai_model(server, sleeps, role=role, name="gpt-4.1", ledger=ledger,
                                budget=BUDGET)

@@ -12,7 +12,7 @@ import pytest
 from bot.config.settings import Settings
 from bot.models import GuardedModel, OfflineModel, build_models
 from bot.models.costs import DEFAULT_PRICES, PriceTable, PriceTableError, SpendLog, load_prices
-from sqlitedb import connect
+from bot.schema import open_database
 from tests.fakes.openai_server import FakeOpenAIServer, text_reply
 from tests.support.models import Events, SleepRecorder, openai_model
 
@@ -43,12 +43,12 @@ def test_a_broken_price_entry_names_the_file_and_model(tmp_path: Path) -> None:
 
 def test_ledger_persists_per_day_in_the_database(tmp_path: Path) -> None:
     now = [1_750_000_000.0]
-    ledger = SpendLog(connect(tmp_path / "f.db"), clock=lambda: now[0])
+    ledger = SpendLog(open_database(tmp_path / "f.db"), clock=lambda: now[0])
     ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
                   input_tokens=100, output_tokens=10, cost_usd=0.25)
     ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
                   input_tokens=50, output_tokens=5, cost_usd=0.5)
-    reopened = SpendLog(connect(tmp_path / "f.db"), clock=lambda: now[0])
+    reopened = SpendLog(open_database(tmp_path / "f.db"), clock=lambda: now[0])
     assert reopened.spent() == pytest.approx(0.75)
     [(provider, model, calls, tokens_in, tokens_out, usd)] = reopened.by_model()
     assert (provider, model, calls, tokens_in, tokens_out) == ("openai", "gpt-4.1", 2, 150, 15)

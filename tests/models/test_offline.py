@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from bot.models import OfflineModel, classify_offline, parse_intent
+from bot.schema import open_database
 from bot.tools.builtin import build_tools
 from bot.tools.loop import run_loop
 from bot.tools.registry import Caller, ToolRegistry
 from memory.notes import Memory
-from sqlitedb import connect
 from tests.support.models import GUEST, OWNER, Events, contract_tools
 
 
@@ -163,7 +163,7 @@ async def test_a_question_about_the_assistant_says_what_it_can_do(text: str) -> 
 
 
 async def test_a_question_no_note_answers_says_what_it_can_do(tmp_path: Path) -> None:
-    memory = Memory(connect(tmp_path / "frontdesk.db"))
+    memory = Memory(open_database(tmp_path / "frontdesk.db"))
     memory.add("owner", "Wifi password: sunflower22")
 
     async def notify(caller: Caller, text: str) -> str:

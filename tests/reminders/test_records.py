@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-import sqlitedb
 from bot.reminders.store import MAX_PENDING, ReminderError, Reminders
+from bot.schema import open_database
 from tests.reminders.conftest import ZONE, Clock, berlin
 
 
@@ -18,7 +18,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def reminders(tmp_path: Path, clock: Clock) -> Reminders:
-    return Reminders(sqlitedb.connect(tmp_path / "f.db"), clock=clock)
+    return Reminders(open_database(tmp_path / "f.db"), clock=clock)
 
 
 def test_a_daily_0830_stays_0830_local_across_the_dst_change(reminders: Reminders,

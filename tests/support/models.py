@@ -5,7 +5,6 @@ through tests/conftest.py."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,10 @@ from bot.models.anthropic import AnthropicClient
 from bot.models.costs import Price, PriceTable, SpendLog
 from bot.models.guarded import GuardedModel
 from bot.models.openai import OpenAIClient
+from bot.schema import open_database
 from bot.tools.registry import Caller, ToolRegistry
 from graphs import RetryPolicy
-from sqlitedb import connect
+from sqlitedb.database import Database
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -74,14 +74,14 @@ def events() -> Events:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    conn = connect(tmp_path / "frontdesk.db")
-    yield conn
-    conn.close()
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = open_database(tmp_path / "frontdesk.db")
+    yield database
+    database.close()
 
 
 @pytest.fixture
-def ledger(db: sqlite3.Connection) -> SpendLog:
+def ledger(db: Database) -> SpendLog:
     return SpendLog(db)
 
 

@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import sqlitedb
-from bot.delivery.ledger import open_ledger
+from bot.delivery.ledger import ledger_stores
+from bot.schema import open_database
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.support.telegram_process import ALLOWED, OWNER, STRANGER, FrontdeskProcess
 
@@ -66,8 +66,9 @@ def test_malformed_group_mentions_are_marked_failed_confirmed_and_passed(
 
 def owe(home: Path) -> None:
     """What a crashed earlier run left: replies owed, messages open, one of them unreadable."""
-    conn = sqlitedb.connect(home / "frontdesk.db")
-    ledger = open_ledger(conn)
+    db = open_database(home / "frontdesk.db")
+    conn = db.writer
+    ledger = ledger_stores(db)
     ledger.parts.enqueue("telegram", str(GROUP), "g1", ["Owed to the old group."])
     ledger.parts.enqueue("telegram", str(BLOCKED), "b1", ["Owed to someone who blocked me."])
     ledger.parts.enqueue("telegram", str(OWNER), "o1", ["Owed to the owner."])

@@ -33,7 +33,7 @@ def dump(result: RunResult) -> dict[str, Any]:
 
 
 async def main(db: str, folder: Path, mode: str) -> None:
-    runs = Runs(RunStore(db))
+    runs = Runs(RunStore.open(db))
     model = BlogModel(folder, hang_at="evidence_check:body" if mode == "crash" else None)
     runs.register(blog_post.using(AgentKit(models={"big": model})))
     if mode == "start":

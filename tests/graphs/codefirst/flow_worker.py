@@ -67,7 +67,7 @@ def dump(result: RunResult) -> dict[str, Any]:
 
 
 async def main(db: str, folder: Path, mode: str, answer: str | None) -> None:
-    store = RunStore(db)
+    store = RunStore.open(db)
     runs = Runs(store)
     flow = runs.register(build(folder, mode))
     if mode in ("cell", "ask"):

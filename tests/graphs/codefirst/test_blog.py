@@ -30,7 +30,7 @@ ASSEMBLED = "\n".join(f"{slug.title()} draft, humanized, checked" for slug in SL
 
 def process(path: Path) -> tuple[Runs, BlogModel]:
     """A "new process": a new store, model and workflow object on the same database."""
-    runs, model = Runs(RunStore(path)), BlogModel()
+    runs, model = Runs(RunStore.open(path)), BlogModel()
     runs.register(blog_post.using(AgentKit(models={"big": model})))
     return runs, model
 
@@ -85,14 +85,14 @@ def test_the_blog_killed_midway_resumes_without_redoing_finished_calls(tmp_path:
 
     assert finish(worker("start"))["status"] == "waiting"
     kill_when_ready(tmp_path, worker("crash"))
-    store = RunStore(tmp_path / "f.db")
+    store = RunStore.open(tmp_path / "f.db")
     run = store.run("blog1")
     assert run is not None and run.status == "running"
     [grid] = flow_view(store.steps("blog1"))["pipelines"]
     body = label(SectionDraft("body", "Body draft"))  # an item without key_by: its hash
     row = grid["cells"][grid["items"].index(body)]
     assert [cell["status"] for cell in row][:2] == ["done", "running"]
-    store.close()
+    store.db.close()
 
     [recovered] = finish(worker("recover"))
     assert recovered["status"] == "waiting" and len(recovered["waits"]) == len(SLUGS)
@@ -139,12 +139,12 @@ def keeper(seen: list[Any]) -> Workflow:
 
 async def test_a_decision_of_a_generic_dataclass_comes_back_typed_after_a_restart(
         tmp_path: Path) -> None:
-    runs = Runs(RunStore(tmp_path / "f.db"))
+    runs = Runs(RunStore.open(tmp_path / "f.db"))
     asked = await runs.start(keeper([]), {"slugs": ["a", "b"]}, run_id="k1")
     assert sorted(w["question"] for w in asked.waits) == ["Keep a?", "Keep b?"]
     for answer, wait in zip(["Approve", "Discard"], runs.store.waits("open", "k1"), strict=True):
         seen: list[Any] = []
-        runs = Runs(RunStore(tmp_path / "f.db"))  # a new process for each answer
+        runs = Runs(RunStore.open(tmp_path / "f.db"))  # a new process for each answer
         runs.register(keeper(seen))
         done = await runs.resume("k1", answer, by="owner", key=wait.key)
     assert done.status == "completed" and done["kept"] == ["A"]

@@ -41,13 +41,13 @@ def tidying(model: FakeModel, version: int) -> Workflow:
 
 async def test_an_edited_prompt_of_an_agent_stage_in_a_finished_cell_is_refused(
         tmp_path: Path) -> None:
-    runs = Runs(RunStore(tmp_path / "f.db"))
+    runs = Runs(RunStore.open(tmp_path / "f.db"))
     asked = await runs.start(shouting(FakeModel(role="big", default_text="HI"), "Shout it."),
                              {"words": ["hi", "yo"]}, run_id="s1")
     assert asked.status == "waiting"
 
     model = FakeModel(role="big", default_text="HI")
-    runs = Runs(RunStore(tmp_path / "f.db"))
+    runs = Runs(RunStore.open(tmp_path / "f.db"))
     runs.register(shouting(model, "Shout it louder."))
     refused = await runs.resume("s1", "Approve", by="owner")
     assert refused.status == "failed" and model.history == []
@@ -59,17 +59,17 @@ async def test_an_edited_prompt_of_an_agent_stage_in_a_finished_cell_is_refused(
 
 
 async def test_an_edited_prompt_in_a_function_stage_is_refused(tmp_path: Path) -> None:
-    runs = Runs(RunStore(tmp_path / "f.db"))
+    runs = Runs(RunStore.open(tmp_path / "f.db"))
     asked = await runs.start(tidying(FakeModel(role="big", default_text="ok"), 1),
                              {"words": ["a"]}, run_id="t1")
     assert asked.status == "waiting"
-    runs = Runs(RunStore(tmp_path / "f.db"))
+    runs = Runs(RunStore.open(tmp_path / "f.db"))
     runs.register(tidying(FakeModel(role="big", default_text="ok"), 1))  # the same code
     assert (await runs.resume("t1", "Approve", by="owner"))["kept"] == ["ok"]
 
     asked = await runs.start(tidying(FakeModel(role="big", default_text="ok"), 1),
                              {"words": ["a"]}, run_id="t2")
-    runs = Runs(RunStore(tmp_path / "f.db"))
+    runs = Runs(RunStore.open(tmp_path / "f.db"))
     runs.register(tidying(FakeModel(role="big", default_text="ok"), 2))
     refused = await runs.resume("t2", "Approve", by="owner")
     assert refused.status == "failed"

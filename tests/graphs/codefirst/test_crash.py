@@ -17,14 +17,14 @@ def worker(tmp_path: Path, mode: str, *extra: str) -> subprocess.Popen[str]:
 
 
 def matrix(tmp_path: Path) -> list[list[str]]:
-    store = RunStore(tmp_path / "f.db")
+    store = RunStore.open(tmp_path / "f.db")
     try:
         run_id = store.runs(limit=1)[0].id
         [grid] = flow_view(store.steps(run_id))["pipelines"]
         assert grid["items"] == ["a", "b", "c", "d"] and grid["stages"] == ["fetch", "shape"]
         return [[cell["status"] for cell in row] for row in grid["cells"]]
     finally:
-        store.close()
+        store.db.close()
 
 
 def test_a_pipeline_killed_midway_resumes_at_its_item_and_stage(tmp_path: Path) -> None:
@@ -48,12 +48,12 @@ def test_a_pipeline_killed_midway_resumes_at_its_item_and_stage(tmp_path: Path) 
 
 def test_killed_while_asking_then_answered_in_a_new_process(tmp_path: Path) -> None:
     kill_when_ready(tmp_path, worker(tmp_path, "ask"))
-    store = RunStore(tmp_path / "f.db")
+    store = RunStore.open(tmp_path / "f.db")
     [wait] = store.waits("open")
     assert wait.question == "Keep them?" and wait.options == ["Approve", "Discard"]
     run = store.run(wait.run_id)
     assert run is not None and run.status == "waiting" and run.workflow == "crashy_flow"
-    store.close()
+    store.db.close()
     assert finish(worker(tmp_path, "recover")) == []  # a waiting run is not "running"
     done = finish(worker(tmp_path, "resume", "Approve"))
     assert done["status"] == "completed" and done["state"]["by"].startswith("pid:")

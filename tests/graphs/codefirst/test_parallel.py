@@ -42,7 +42,7 @@ async def test_three_agent_calls_overlap(tmp_path: Path) -> None:
                                for n in range(3)])
 
     t0 = time.perf_counter()
-    result = await fan.start(RunStore(tmp_path / "f.db"))
+    result = await fan.start(RunStore.open(tmp_path / "f.db"))
     took = time.perf_counter() - t0
     assert result["result"] == ["one", "two", "three"]  # in input order
     assert took < 0.45, f"three 0.2 s calls took {took:.2f}s: they did not overlap"
@@ -56,7 +56,7 @@ async def test_the_limit_caps_calls_in_flight(tmp_path: Path) -> None:
         return await parallel([step(gauge.work, n, 2, key=f"work{n}") for n in range(6)],
                               limit=2)
 
-    task = asyncio.create_task(limited.start(RunStore(tmp_path / "f.db")))
+    task = asyncio.create_task(limited.start(RunStore.open(tmp_path / "f.db")))
     await asyncio.wait_for(gauge.crowd.wait(), 10)
     gauge.release.set()
     result = await asyncio.wait_for(task, 10)
@@ -81,7 +81,7 @@ async def test_fail_fast_cancels_the_rest_and_a_rerun_keeps_what_finished(tmp_pa
     async def fragile() -> list[Any]:
         return await parallel([step(quick), step(gauge.work, 2, 1, key="slow"), step(flaky)])
 
-    store = RunStore(tmp_path / "f.db")
+    store = RunStore.open(tmp_path / "f.db")
     runs = Runs(store)
     first = await runs.start(fragile)
     assert first.status == "failed" and "the service is down" in first["error"]
@@ -112,5 +112,5 @@ async def test_collect_returns_failures_in_place(tmp_path: Path) -> None:
                                  fail_fast=False)
         return [repr(r) if isinstance(r, Exception) else str(r) for r in results]
 
-    result = await collect.start(RunStore(tmp_path / "f.db"))
+    result = await collect.start(RunStore.open(tmp_path / "f.db"))
     assert result["result"] == ["1", "ValueError('bad 2')", "3"]

@@ -67,21 +67,21 @@ def build(model: FakeModel, prompt: str = "Write a short card.",
 
 
 async def started(path: Path, prompt: str = "Write a short card.") -> tuple[str, FakeModel]:
-    store = RunStore(path)
+    store = RunStore.open(path)
     model = FakeModel(role="big")
     model.enqueue(text=f"Here it is: {CARD}")
     result = await Runs(store).start(build(model, prompt), {"who": "Ann"}, meta={"chat": "t"})
     assert result.status == "waiting"
     assert result.waits[0]["question"] == "Send this?\nDear Ann, thank you!"
     assert result.waits[0]["options"] == ["Approve", "Revise", "Discard"]
-    store.close()
+    store.db.close()
     assert result.run_id is not None
     return result.run_id, model
 
 
 async def test_typed_outputs_come_back_as_their_types_after_a_restart(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
-    store, model, seen = RunStore(tmp_path / "f.db"), FakeModel(role="big"), list[Any]()
+    store, model, seen = RunStore.open(tmp_path / "f.db"), FakeModel(role="big"), list[Any]()
     runs = Runs(store)
     runs.register(build(model, seen=seen))  # a "new process": new store, new workflow object
     done = await runs.resume(run_id, "Approve", by="owner")
@@ -96,7 +96,7 @@ async def test_typed_outputs_come_back_as_their_types_after_a_restart(tmp_path: 
 
 async def test_a_changed_prompt_is_refused_then_re_run_when_asked(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
-    store, model = RunStore(tmp_path / "f.db"), FakeModel(role="big")
+    store, model = RunStore.open(tmp_path / "f.db"), FakeModel(role="big")
     runs = Runs(store)
     runs.register(build(model, prompt="Write a long card."))
     refused = await runs.resume(run_id, "Approve", by="owner")
@@ -119,7 +119,7 @@ async def test_a_changed_prompt_is_refused_then_re_run_when_asked(tmp_path: Path
 
 async def test_the_re_run_choice_is_kept_for_later_resumes(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
-    store, model = RunStore(tmp_path / "f.db"), FakeModel(role="big")
+    store, model = RunStore.open(tmp_path / "f.db"), FakeModel(role="big")
     runs = Runs(store)
     runs.register(build(model, prompt="Write a long card."))
     model.enqueue(text=CARD)
@@ -131,7 +131,7 @@ async def test_the_re_run_choice_is_kept_for_later_resumes(tmp_path: Path) -> No
 
 async def test_revise_with_feedback_loops_back_and_asks_again(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
-    store, model = RunStore(tmp_path / "f.db"), FakeModel(role="big")
+    store, model = RunStore.open(tmp_path / "f.db"), FakeModel(role="big")
     runs = Runs(store)
     runs.register(build(model))
     feedback = await runs.resume(run_id, "Revise", by="owner")
@@ -153,7 +153,7 @@ async def test_revise_with_feedback_loops_back_and_asks_again(tmp_path: Path) ->
 
 async def test_discard_ends_the_run_without_approval(tmp_path: Path) -> None:
     run_id, _ = await started(tmp_path / "f.db")
-    runs = Runs(RunStore(tmp_path / "f.db"))
+    runs = Runs(RunStore.open(tmp_path / "f.db"))
     runs.register(build(FakeModel(role="big")))
     done = await runs.resume(run_id, "Discard", by="owner")
     assert done.status == "completed" and done["reply"] == "Not sent."
@@ -166,7 +166,7 @@ async def test_the_same_key_with_other_input_is_refused(tmp_path: Path) -> None:
     async def twice() -> list[str]:
         return [await agent("say", prompt="Say it.", input=word) for word in ("a", "b")]
 
-    result = await twice.start(RunStore(tmp_path / "f.db"))
+    result = await twice.start(RunStore.open(tmp_path / "f.db"))
     assert result.status == "failed" and "key_by" in result["error"]
 
 
@@ -181,7 +181,7 @@ async def test_an_unanswered_ask_expires_and_the_workflow_sees_it(tmp_path: Path
         decision = await ask("Go?", key="go", expires_after=60)
         return "expired" if decision.expired else decision.choice
 
-    store = RunStore(tmp_path / "f.db")
+    store = RunStore.open(tmp_path / "f.db")
     runs = Runs(store)
     asked = await runs.start(expiring)
     [wait] = store.waits("open")

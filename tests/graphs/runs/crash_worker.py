@@ -76,7 +76,7 @@ def dump(result: RunResult) -> dict[str, Any]:
 
 
 async def main(db: str, folder: Path, mode: str, answer: str | None) -> None:
-    store = HangAfterA(db) if mode == "between" else RunStore(db)
+    store = HangAfterA.open(db) if mode == "between" else RunStore.open(db)
     store.folder = folder  # type: ignore[attr-defined]
     runs = Runs(store)
     runs.register(build(folder, mode))

@@ -62,7 +62,7 @@ def test_racing_answers_from_two_processes_exactly_one_wins(tmp_path: Path) -> N
     loser = next(r for r in results if r["already_answered"])
     # The loser sees the run as it stands: the winner's answer, or not yet, never its own.
     assert loser["state"].get("decision") in (None, winners[0]["state"]["decision"])
-    store = RunStore(tmp_path / "f.db")
+    store = RunStore.open(tmp_path / "f.db")
     assert store.run(started["run_id"]).status == "completed"  # type: ignore[union-attr]
     assert Runs(store).load(started["run_id"])["decision"] == winners[0]["state"]["decision"]
     assert ran(tmp_path)["c"] == (1 if winners[0]["state"]["decision"] == "yes" else 0)
@@ -84,9 +84,9 @@ def approval_graph(expires_after: float | None = None) -> Graph:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Any:
-    opened = RunStore(tmp_path / "runs.db")
+    opened = RunStore.open(tmp_path / "runs.db")
     yield opened
-    opened.close()
+    opened.db.close()
 
 
 @pytest.fixture
@@ -118,7 +118,7 @@ async def test_a_human_node_waits_and_resume_continues_it(
 
 
 async def test_answers_racing_in_one_process_exactly_one_wins(tmp_path: Path) -> None:
-    first, second = Runs(RunStore(tmp_path / "r.db")), Runs(RunStore(tmp_path / "r.db"))
+    first, second = Runs(RunStore.open(tmp_path / "r.db")), Runs(RunStore.open(tmp_path / "r.db"))
     for each in (first, second):
         each.register(approval_graph())
     result = await first.start("approval", {"to": "Bo"})
@@ -232,7 +232,7 @@ async def test_costs_sum_the_model_calls(
 
 async def test_storage_grows_with_bytes_written_not_steps_times_state(tmp_path: Path) -> None:
     path = tmp_path / "size.db"
-    store = RunStore(path)
+    store = RunStore.open(path)
     graph = Graph("kilobytes")
     previous = START
     def kilobyte(key: str) -> Any:
@@ -244,19 +244,19 @@ async def test_storage_grows_with_bytes_written_not_steps_times_state(tmp_path: 
         previous = f"n{i}"
     result = await Runs(store).start(GraphWorkflow(graph, max_steps=100), {})
     assert len(result) == 100 and result.status == "completed"
-    store.close()  # the last connection closing checkpoints the WAL into the file
+    store.db.close()  # the last connection closing checkpoints the WAL into the file
     size = path.stat().st_size + (path.with_suffix(".db-wal").stat().st_size
                                   if path.with_suffix(".db-wal").exists() else 0)
     print(f"100 steps of 1 KB: {size} bytes")
     assert size < 4 * 100 * 1024, size  # a whole-state-per-step log would need ~5 MB
-    reopened = RunStore(path)
+    reopened = RunStore.open(path)
     assert dict(Runs(reopened).load( result.run_id or "")) == dict(result)
-    reopened.close()
+    reopened.db.close()
 
 
 def test_runs_list_with_workflow_meta_and_route(tmp_path: Path) -> None:
     async def scenario() -> list[str]:
-        store = RunStore(tmp_path / "l.db")
+        store = RunStore.open(tmp_path / "l.db")
         runs = Runs(store)
         ids = []
         for who in ("A", "B"):
@@ -267,7 +267,7 @@ def test_runs_list_with_workflow_meta_and_route(tmp_path: Path) -> None:
         assert [(r.id, r.status, r.meta["who"]) for r in listed] == [
             (ids[1], "waiting", "B"), (ids[0], "completed", "A")]
         assert listed[1].route == END and listed[1].duration_s is not None
-        store.close()
+        store.db.close()
         return ids
 
     assert len(asyncio.run(scenario())) == 2

@@ -27,7 +27,8 @@ from bot.tools.registry import Caller
 from graphs import END, START, Graph, Node, agent_node
 from graphs.runs import Runs, RunStore
 from memory.notes import Memory
-from sqlitedb import connect
+from memory.schema import MIGRATIONS
+from sqlitedb.database import Database
 from tests.fakes.model import FakeModel
 from tests.support.crashing import log_ran, say_ready
 
@@ -50,7 +51,7 @@ def hang() -> None:
 
 
 async def main(db: str, folder: Path, mode: str) -> None:
-    memory = Memory(connect(db))
+    memory = Memory(Database(db, migrations=MIGRATIONS))
     model = DecidingModel(role="big")
     original_add = memory.add
 
@@ -63,7 +64,7 @@ async def main(db: str, folder: Path, mode: str) -> None:
         return note_id
 
     memory.add = add  # type: ignore[method-assign]
-    store = RunStore(db)
+    store = RunStore.open(db)
     if mode == "after_tool":
         original_finish = store.finish_step
 

@@ -11,9 +11,9 @@ from bot.models import ModelError
 from bot.models.base import Message, Observer, ToolSpec
 from bot.models.base import Reply as ModelReply
 from bot.models.costs import SpendLog
+from bot.schema import open_database
 from graphs.workflows.content import aggregate, not_checked
 from graphs.workflows.verdicts import NO_VERDICT
-from sqlitedb import connect
 from tests.fakes.model import FakeModel
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.graphs.workflows.test_content import (
@@ -60,7 +60,7 @@ def assert_stopped_with_nothing_kept(desk: Desk, reply: Any, sentence: str) -> N
 
 async def test_draft_past_the_budget_is_refused_clearly_with_no_draft_or_card(
         tmp_path: Path) -> None:
-    ledger = SpendLog(connect(tmp_path / "frontdesk.db"))
+    ledger = SpendLog(open_database(tmp_path / "frontdesk.db"))
     ledger.record(provider="openai", model="gpt-4.1", role="big", purpose="agent",
                   input_tokens=0, output_tokens=0, cost_usd=BUDGET)  # the day's budget is spent
     sleeps = SleepRecorder()

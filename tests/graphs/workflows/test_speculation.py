@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from bot.models.costs import SpendLog
+from bot.schema import open_database
 from bot.tools.loop import run_loop
 from bot.tools.registry import caller_from_sender
 from graphs import run_graph
 from graphs.workflows.triage import TriageDeps, build
-from sqlitedb import connect
 from tests.fakes.model import FakeModel
 from tests.fakes.openai_server import FakeOpenAIServer, hung_reply, text_reply
 from tests.fakes.scripted_server import RecordedRequest, ScriptedReply
@@ -114,7 +114,7 @@ def misjudged(big_reply: ScriptedReply, small_json: str) -> Callable[[RecordedRe
 ])
 async def test_a_turn_the_route_does_not_need_is_cancelled_and_counted_exactly(
         small_json: str, sender: dict[str, Any], route: str, tmp_path: Path) -> None:
-    ledger, sleeps, notices = SpendLog(connect(tmp_path / "f.db")), SleepRecorder(), []
+    ledger, sleeps, notices = SpendLog(open_database(tmp_path / "f.db")), SleepRecorder(), []
     async with FakeOpenAIServer() as server:
         server.responder = misjudged(hung_reply(), small_json)  # the big model never answers
         # (a long time-out: the first request imports the SDK, slow on a busy machine)
