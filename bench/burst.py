@@ -62,12 +62,12 @@ async def burst(window: float, gap: float, home: Path) -> Outcome:
             "TELEGRAM_BOT_TOKEN": server.token, "TELEGRAM_BASE_URL": server.base_url,
             "TELEGRAM_OWNER_ID": str(OWNER), "FRONTDESK_MERGE_WINDOW": str(window)})
         services = assemble(settings)
-        await services.gateway.start()
+        await services.chat.gateway.start()
         bot = make_bot(settings)
         await bot.initialize()
-        adapter = TelegramAdapter(bot, services.gateway, settings.telegram_owner_id)
-        intake = Intake(bot, bot.bot, services.gateway, adapter, services.cursors)
-        await services.gateway.attach(adapter)
+        adapter = TelegramAdapter(bot, services.chat.gateway, settings.telegram_owner_id)
+        intake = Intake(bot, bot.bot, services.chat.gateway, adapter, services.delivery.cursors)
+        await services.chat.gateway.attach(adapter)
         server.add_chat(OWNER)
         polling = asyncio.create_task(intake.poll_forever())
         for number, line in enumerate(LINES):
@@ -76,9 +76,10 @@ async def burst(window: float, gap: float, home: Path) -> Outcome:
             server.push_message(OWNER, OWNER, line)
         sent_last = time.perf_counter()
         deadline = sent_last + 60
-        while services.inbox.conn.execute(
+        conn = services.delivery.inbox.conn
+        while conn.execute(
                 "SELECT count(*) FROM inbox WHERE status != 'answered'").fetchone()[0] \
-                or services.inbox.conn.execute("SELECT count(*) FROM inbox").fetchone()[0] \
+                or conn.execute("SELECT count(*) FROM inbox").fetchone()[0] \
                 < len(LINES):
             assert time.perf_counter() < deadline, "the burst was not answered in 60 s"
             await asyncio.sleep(0.01)
@@ -88,9 +89,9 @@ async def burst(window: float, gap: float, home: Path) -> Outcome:
         await asyncio.gather(polling, return_exceptions=True)
         await intake.drain()
         await bot.shutdown()
-        runs = services.store.runs(limit=1000)
+        runs = services.flows.store.runs(limit=1000)
         calls: Counter[str] = Counter(
-            str(event["role"]) for run in runs for event in services.store.events(run.id)
+            str(event["role"]) for run in runs for event in services.flows.store.events(run.id)
             if event["event"] == "model_call")
         return Outcome(window, len(runs), len(server.messages_to(OWNER)), calls, tail)
 

@@ -120,7 +120,7 @@ async def bench(home: Path, sequential: int, burst: int) -> None:
                                   "TELEGRAM_ALLOWED_USERS": allowed})
     small, big = ZeroLatencyModel("small"), ZeroLatencyModel("big")
     services = assemble(settings, models=Models(small=small, big=big))
-    gateway = services.gateway
+    gateway = services.chat.gateway
     await gateway.start()
     adapter = MemoryAdapter()
     await gateway.attach(adapter)
@@ -131,7 +131,7 @@ async def bench(home: Path, sequential: int, burst: int) -> None:
     reference: list[float] = []
     start = time.perf_counter()
     for _ in range(sequential):
-        await timed(partial(run_graph, services.triage, state), reference)
+        await timed(partial(run_graph, services.flows.triage, state), reference)
     graph_p50 = report("reference: triage graph", reference, time.perf_counter() - start)
 
     one_chat: list[float] = []
@@ -156,7 +156,7 @@ async def bench(home: Path, sequential: int, burst: int) -> None:
     assert len(adapter.sent) == total, (len(adapter.sent), total)
     per_chat = Counter(chat for chat, _ in adapter.sent)
     assert per_chat[OWNER] == sequential and all(per_chat[c] == burst for c in chats)
-    conn = services.inbox.conn
+    conn = services.delivery.inbox.conn
     inbox = dict(conn.execute("SELECT status, COUNT(*) FROM inbox GROUP BY status").fetchall())
     assert inbox == {"answered": total}, inbox
     rows = conn.execute("SELECT COUNT(*), COUNT(DISTINCT platform || chat_id || reply_key),"

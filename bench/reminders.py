@@ -42,7 +42,7 @@ async def timer_lateness(home: Path) -> list[float]:
     services = assemble(
         make_settings(home), models=Models(small=OfflineModel(role="small"),
                                            big=OfflineModel(role="big")))
-    gateway = services.gateway
+    gateway = services.chat.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
@@ -54,11 +54,11 @@ async def timer_lateness(home: Path) -> list[float]:
         return await send(*args, **kwargs)  # type: ignore[arg-type]
 
     adapter.send = timed  # type: ignore[method-assign]
-    timer = asyncio.create_task(services.scheduler.run())
+    timer = asyncio.create_task(services.timer.run())
     zone, start = services.owner.zone(), time.time() + 0.5
     dues = [start + i * GAP_S for i in range(COUNT)]
     for i, due in enumerate(dues):
-        services.reminders.add("owner", "telegram", OWNER, f"r{i}",
+        services.reminders.store.add("owner", "telegram", OWNER, f"r{i}",
                                datetime.fromtimestamp(due, zone), zone=zone)
     deadline = time.monotonic() + 30
     while len(arrived) < COUNT and time.monotonic() < deadline:

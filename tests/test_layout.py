@@ -115,10 +115,10 @@ def test_arrows_point_one_way() -> None:
 # its ``base`` is the outbound port delivery sends through, and an adapter is handed the
 # inbound port (``bot.messages.Inbound``) rather than importing the chat layer.
 BELOW_THE_TOP = {"access", "adapters", "calendar", "chat", "config", "delivery", "media",
-                 "meetings", "messages", "models", "reminders", "schema", "tools"}
+                 "meetings", "messages", "models", "reminders", "schema", "tools", "workflows"}
 FOLDER_MAY_IMPORT: dict[str, set[str]] = {
     "cli": BELOW_THE_TOP | {"app", "backups", "dashboard", "service", "setup"},  # the commands
-    "app": BELOW_THE_TOP | {"backups"},  # the one assembler
+    "app": BELOW_THE_TOP | {"backups", "dashboard"},  # the one assembler
     "backups": {"schema"},  # backup files, restores, the database's upgrade
     "service": set(),  # the systemd unit and sd_notify: nothing of bot
     "schema": {"access", "delivery", "meetings", "models", "reminders"},  # the tables' registry
@@ -126,7 +126,8 @@ FOLDER_MAY_IMPORT: dict[str, set[str]] = {
               "tools"},
     "dashboard": {"chat", "config", "delivery", "models"},
     "chat": {"access", "adapters", "calendar", "config", "delivery", "media", "meetings",
-             "messages", "models", "reminders", "tools"},
+             "messages", "models", "reminders", "tools", "workflows"},
+    "workflows": {"calendar", "config", "models", "tools"},  # the graphs given their services
     "access": {"config", "delivery", "messages"},
     "reminders": {"calendar", "config", "models", "tools"},
     "meetings": {"calendar", "config", "messages", "tools"},  # rules, slots, booking

@@ -24,7 +24,7 @@ async def send_one(settings: Settings, text: str, user: str | None,
                    files: tuple[Attachment, ...] = ()) -> tuple[Reply, list[str]]:
     """The reply to one message (with ``files``), and what else was sent (owner notices)."""
     app = assemble(settings)
-    gateway = app.gateway
+    gateway = app.chat.gateway
     await gateway.start()
     adapter = ConsoleAdapter(echo=False, files_dir=settings.home / "sent_files")
     await gateway.attach(adapter, recover=False)
@@ -32,7 +32,7 @@ async def send_one(settings: Settings, text: str, user: str | None,
     try:
         reply = await gateway.handle(message)
     finally:
-        await app.mcp.stop()
+        await app.tools.mcp.stop()
     assert reply is not None, "a fresh console message is never a duplicate"
     others = [sent for chat, sent in adapter.sent if chat != message.chat_id]
     return reply, others

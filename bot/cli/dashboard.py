@@ -41,7 +41,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         print(f"Frontdesk dashboard: {link}  (Ctrl-C stops it)", flush=True)
 
     try:
-        asyncio.run(serve_dashboard(app.runs.registry, settings, app.db, host=host,
+        asyncio.run(serve_dashboard(app.flows.runs.registry, settings, app.db, host=host,
                                     port=port, on_ready=ready))
     except DashboardRefused as exc:
         print(f"frontdesk dashboard: {exc}", file=sys.stderr)

@@ -30,11 +30,11 @@ def draw(workflow: Workflow, store: RunStore) -> str:
 def main(args: argparse.Namespace, settings: Settings) -> int:
     """Find the named workflow (as the bot is assembled) and print it."""
     app = assemble(settings)
-    workflows = {workflow.name: workflow for workflow in app.runs.registry}
+    workflows = {workflow.name: workflow for workflow in app.flows.runs.registry}
     found = workflows.get(args.name)
     if found is None:
         print(f"frontdesk graph: no workflow named {args.name!r}; try one of: "
               + ", ".join(sorted(workflows)), file=sys.stderr)
         return 2
-    print(draw(found, app.store), end="")
+    print(draw(found, app.flows.store), end="")
     return 0

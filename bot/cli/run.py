@@ -23,31 +23,18 @@ from typing import Any
 from bot.app import App, assemble
 from bot.backups.lock import claim_home
 from bot.chat.commands import menu
-from bot.chat.decisions import Decisions
 from bot.cli.main import version
 from bot.config.banner import BANNER, Startup, announce, arrived, general_lines
 from bot.config.logs import setup_logging, stderr_is_journal, under_service_manager
 from bot.config.settings import Settings
 from bot.delivery.outbox import Outbox
-from bot.reminders.timer import schedule_backups, schedule_briefing
 from bot.service.notify import notify
 from bot.service.unit import TIMEOUT_STOP_S
 
-EXPIRY_CHECK_S = 30.0
 SEND_GRACE_S = TIMEOUT_STOP_S / 3  # the rest of the stop timeout: closing, MCP servers
 NO_CONSOLE = ("frontdesk: with no terminal, `frontdesk run` needs TELEGRAM_BOT_TOKEN or "
               "DISCORD_BOT_TOKEN in .env (the console chat needs a terminal).")
 log = logging.getLogger(__name__)
-
-
-async def expire_forever(decisions: Decisions) -> None:
-    """Now and then, let overdue approvals follow their expiry route."""
-    while True:
-        await asyncio.sleep(EXPIRY_CHECK_S)
-        try:
-            await decisions.expire()
-        except Exception:
-            log.exception("expiring waits failed")
 
 
 def _entry(module: str, name: str) -> Callable[..., Awaitable[None]]:
@@ -80,43 +67,30 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated.set)
     app = assemble(settings)
     for line in general_lines(settings, (app.models.small.name, app.models.big.name),
-                              version(), app.model_choices.chosen()):
+                              version(), app.models.choices.chosen()):
         announce(line)
-    gateway = app.gateway
-    await gateway.start()
-    # FRONTDESK_BRIEF_AT is a daily task of the reminder timer (unset: its task cancelled).
-    schedule_briefing(app.reminders, settings.brief_at, app.owner.zone(),
-                      app.notifier.targets("")[0])
-    # FRONTDESK_BACKUP_DAYS: a daily backup, by the same timer (0: its task cancelled).
-    schedule_backups(app.reminders, settings.backup_days, app.owner.zone(),
-                     app.notifier.targets("")[0])
+    await app.start()
     jobs: list[Awaitable[None]] = []
+    desk = app.chat.gateway  # the adapters' inbound port
     # Each adapter's library (and the dashboard's) is imported only when configured.
     if settings.telegram_bot_token:
         jobs.append(_entry("bot.adapters.telegram.start", "run_telegram")(
-            gateway, app.cursors, settings, menu()))
+            desk, app.delivery.cursors, settings, menu()))
     if settings.discord_bot_token:
         jobs.append(_entry("bot.adapters.discord.adapter", "run_discord")(
-            gateway, app.cursors, settings, menu()))
+            desk, app.delivery.cursors, settings, menu()))
     if settings.dashboard_port:
-        from bot.dashboard.actions import answer_wait
-
-        owners = app.access.owners
         jobs.append(_entry("bot.dashboard.server", "serve_dashboard")(
-            app.runs.registry, settings, app.db, on_ready=dashboard_ready,
-            answer=lambda run_id, option: answer_wait(app.store, owners, app.buttons, gateway,
-                                                      run_id, option)))
+            app.flows.runs.registry, settings, app.db, on_ready=dashboard_ready,
+            answer=app.answer_from_dashboard))
     if not (settings.telegram_bot_token or settings.discord_bot_token):
         from bot.adapters.console import run_console
 
         announce("  Console:    no TELEGRAM_BOT_TOKEN or DISCORD_BOT_TOKEN: chatting here "
                  "(Ctrl-D or Ctrl-C leaves)")
-        jobs.append(run_console(gateway, settings.home))
-    await app.wakeup.listen(app.scheduler.poke)  # reminders set by `frontdesk chat`
-    background = [asyncio.create_task(expire_forever(app.decisions)),
-                  asyncio.create_task(app.scheduler.run()),  # reminders
-                  asyncio.create_task(app.owner.keep_fresh()),  # the CalDAV copy, when set
-                  asyncio.create_task(report_ready(startup, parts, managed, environ))]
+        jobs.append(run_console(desk, settings.home))
+    background = [asyncio.create_task(job) for job in app.serving()]
+    background.append(asyncio.create_task(report_ready(startup, parts, managed, environ)))
     tasks = [asyncio.create_task(_stop_reason(job)) for job in jobs]
     return await run_until_stopped(app, tasks, background, terminated, environ)
 
@@ -150,7 +124,8 @@ async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
         if stop_signal in done:
             notify("STOPPING=1", environ=environ)
             announce("  Stopping:   SIGTERM; the sends under way finish first")
-            await hold_sends(app.outbox, SEND_GRACE_S)  # then nothing awaits before the cancel
+            # then nothing awaits before the cancel
+            await hold_sends(app.delivery.outbox, SEND_GRACE_S)
     finally:
         asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
         for task in [*waited, *background]:

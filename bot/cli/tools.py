@@ -24,10 +24,10 @@ async def list_tools(settings: Settings) -> tuple[list[ToolInfo], list[str]]:
     """Every tool the bot would offer, and a line per MCP problem."""
     app = assemble(settings)
     try:
-        await app.mcp.tools.start(app.tools, log_problems=False)
+        await app.tools.mcp.tools.start(app.tools.registry, log_problems=False)
     finally:
-        await app.mcp.stop()
-    return app.tools.listing(), app.mcp.tools.problem_lines()
+        await app.tools.mcp.stop()
+    return app.tools.registry.listing(), app.tools.mcp.tools.problem_lines()
 
 
 def as_json(tool: ToolInfo) -> dict[str, Any]:

@@ -31,7 +31,7 @@ PAIRING = {"FRONTDESK_PAIRING": "ask"}
 def prompt_buttons(harness: Harness, msg: IncomingMessage) -> dict[str, str]:
     """Label -> token of the owner's prompt about the stranger who sent ``msg``."""
     key = prompt_key("telegram", msg.user_id, msg.message_id)
-    [part] = harness.services.parts.parts("telegram", OWNER_CHAT, key)
+    [part] = harness.services.delivery.parts.parts("telegram", OWNER_CHAT, key)
     assert part.buttons is not None
     return {b["label"]: b["token"] for b in part.buttons}
 
@@ -74,7 +74,7 @@ async def test_allow_after_a_restart_answers_the_waiting_message_and_lets_them_i
     assert later.route != "refused" and "and tomorrow?" in later.text
     again = await after.gateway.press("telegram", OWNER, prompt_buttons(after, asked)["Block"])
     assert not again.accepted and "already decided" in again.alert
-    assert after.services.people.status("telegram", STRANGER) == "allowed"
+    assert after.services.admission.people.status("telegram", STRANGER) == "allowed"
 
 
 async def test_block_keeps_them_refused(make_harness: HarnessFactory) -> None:
@@ -87,7 +87,7 @@ async def test_block_keeps_them_refused(make_harness: HarnessFactory) -> None:
     assert await harness.gateway.handle(harness.message("hello?", STRANGER)) is None
     assert harness.adapter.to(STRANGER) == [ASKED, REFUSAL]
     assert harness.small.history == [] and harness.big.history == []
-    assert harness.services.people.status("telegram", STRANGER) == "blocked"
+    assert harness.services.admission.people.status("telegram", STRANGER) == "blocked"
 
 
 async def test_only_the_owner_can_press(make_harness: HarnessFactory) -> None:
@@ -96,7 +96,7 @@ async def test_only_the_owner_can_press(make_harness: HarnessFactory) -> None:
     await harness.gateway.handle(hi)
     result = await harness.gateway.press("telegram", STRANGER, prompt_buttons(harness, hi)["Allow"])
     assert not result.accepted
-    assert harness.services.people.status("telegram", STRANGER) == "asked"
+    assert harness.services.admission.people.status("telegram", STRANGER) == "asked"
 
 
 async def test_after_remove_they_ask_again(make_harness: HarnessFactory) -> None:
@@ -105,7 +105,7 @@ async def test_after_remove_they_ask_again(make_harness: HarnessFactory) -> None
     await harness.gateway.handle(first)
     await harness.gateway.press("telegram", OWNER, prompt_buttons(harness, first)["Allow"])
     await answered(harness)
-    assert harness.services.people.remove(STRANGER) == 1  # `frontdesk people remove`
+    assert harness.services.admission.people.remove(STRANGER) == 1  # `frontdesk people remove`
     second = harness.message("hello again", STRANGER)
     reply = await harness.gateway.handle(second)
     assert reply is not None and reply.text == ASKED
@@ -146,7 +146,8 @@ async def test_200_strangers_give_the_owner_a_few_prompts_and_one_summary_nothin
         reply = await harness.gateway.handle(ask)
         assert reply is not None and reply.text == ASKED
     assert len(harness.adapter.to(OWNER_CHAT)) == LIMIT  # the rest are held, not sent
-    assert all(harness.services.people.status("telegram", a.user_id) == "asked" for a in asks)
+    people = harness.services.admission.people
+    assert all(people.status("telegram", a.user_id) == "asked" for a in asks)
 
     hours.advance(WINDOW_S + 1)  # the next slot opens: one summary of everyone held
     await until(lambda: len(harness.adapter.to(OWNER_CHAT)) == LIMIT + 1)
@@ -162,7 +163,7 @@ async def test_200_strangers_give_the_owner_a_few_prompts_and_one_summary_nothin
     assert all(a.user_id in listed.stdout for a in asks)  # all 200 listed for review
 
     [summary_key] = [k for k in outbox_keys(harness) if k.startswith(SUMMARY)]
-    [part] = harness.services.parts.parts("telegram", OWNER_CHAT, summary_key)
+    [part] = harness.services.delivery.parts.parts("telegram", OWNER_CHAT, summary_key)
     assert part.buttons is not None
     review = await harness.gateway.press("telegram", OWNER, part.buttons[0]["token"])
     assert review.accepted
@@ -182,7 +183,7 @@ async def test_200_strangers_give_the_owner_a_few_prompts_and_one_summary_nothin
 
 
 def outbox_keys(harness: Harness) -> list[str]:
-    rows = harness.services.inbox.conn.execute(
+    rows = harness.services.delivery.inbox.conn.execute(
         "SELECT DISTINCT reply_key FROM outbox WHERE chat_id = ? ORDER BY id", (OWNER_CHAT,))
     return [str(row[0]) for row in rows]
 

@@ -66,5 +66,5 @@ async def test_on_a_terminal_an_answer_being_written_shows_as_a_growing_preview(
 
 
 async def test_no_final_message_ends_with_the_partial_mark(harness: Harness) -> None:
-    await harness.services.outbox.deliver("telegram", "77", "k-1", "Wait for it\u2026")
+    await harness.services.delivery.outbox.deliver("telegram", "77", "k-1", "Wait for it\u2026")
     assert harness.adapter.to("77") == ["Wait for it..."]

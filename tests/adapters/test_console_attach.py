@@ -73,7 +73,7 @@ async def test_the_console_attach_command(tmp_path: Path) -> None:
 
 async def test_a_guests_file_stays_in_the_guests_chat_and_scope(tmp_path: Path) -> None:
     services = assemble(settings_for(tmp_path / "home"))
-    gateway = services.gateway
+    gateway = services.chat.gateway
     await gateway.start()
     await gateway.attach(ConsoleAdapter(echo=False), recover=False)
     secret = tmp_path / "secret.txt"

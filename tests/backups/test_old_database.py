@@ -52,18 +52,18 @@ async def test_a_database_from_baa684d_opens_and_serves_unchanged(tmp_path: Path
         applied = applied_migrations(app.db.reader)
         assert {name: applied[name] for name in recorded} == recorded
         assert set(applied) - set(recorded) == set(state.pending)
-        [run] = app.store.runs(limit=10)
+        [run] = app.flows.store.runs(limit=10)
         assert run.status == "completed" and run.workflow == "triage"
         assert [h.text for h in app.memory.search("owner", "boiler")] == [
             "The boiler service is on 3 May"]
-        [reminder] = app.reminders.pending()
+        [reminder] = app.reminders.store.pending()
         assert reminder.text == "call Ann" and reminder.due.year == 2030
         assert [line for line in app.memory.history(f"console:chat:{OWNER_CHAT}")
                 if line[0] == "user"] == [("user", "hello there")]
-        await app.gateway.start()
-        reply = await app.gateway.handle(console_message("hello again"))
+        await app.chat.gateway.start()
+        reply = await app.chat.gateway.handle(console_message("hello again"))
         assert reply is not None and reply.text and reply.run_id != run.id
-        assert len(app.store.runs(limit=10)) == 2
+        assert len(app.flows.store.runs(limit=10)) == 2
         await app.close()
     finally:
         app.db.close()

@@ -119,11 +119,11 @@ async def test_a_message_reads_the_copy_and_is_answered_with_the_server_down(
     app = assemble(Settings.from_env(caldav_env(tmp_path, url, radicale)))
     assert app.owner.caldav is not None and app.owner.writer is not None
     app.owner.caldav.refresh_now()
-    await app.gateway.start()
-    await app.gateway.attach(ConsoleAdapter(echo=False), recover=False)
+    await app.chat.gateway.start()
+    await app.chat.gateway.attach(ConsoleAdapter(echo=False), recover=False)
     try:
         asked = radicale.requests
-        reply = await app.gateway.handle(console_message("what's on my calendar today?"))
+        reply = await app.chat.gateway.handle(console_message("what's on my calendar today?"))
         assert reply is not None and reply.text
         assert radicale.requests == asked  # the triage read the local copy, not the server
 

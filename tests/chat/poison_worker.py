@@ -48,7 +48,7 @@ class PoisonedModel(OfflineModel):
 async def main(folder: Path, mode: str) -> None:
     models = Models(small=PoisonedModel(folder, "small"), big=PoisonedModel(folder, "big"))
     services = assemble(make_settings(folder / "home"), models=models)
-    gateway = services.gateway
+    gateway = services.chat.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
@@ -57,7 +57,7 @@ async def main(folder: Path, mode: str) -> None:
         raise AssertionError("the poison did not kill the process")
     await gateway.handle(IncomingMessage("telegram", OWNER, "2", OWNER, "hello"))
     print(json.dumps({"sent": adapter.to(OWNER),
-                      "status": services.inbox.status("telegram", OWNER, "1")}))
+                      "status": services.delivery.inbox.status("telegram", OWNER, "1")}))
 
 
 if __name__ == "__main__":

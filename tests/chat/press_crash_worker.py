@@ -32,7 +32,7 @@ QUERY_ID = "query-1"  # the callback query of the press that the crash interrupt
 
 async def main(folder: Path, mode: str, token: str) -> None:
     services = assemble(make_settings(folder / "home"))
-    gateway = services.gateway
+    gateway = services.chat.gateway
     if mode == "press":
         deliver = gateway.outbox.deliver
 

@@ -29,7 +29,7 @@ from tests.support.telegram_bot import OWNER, Starter
 
 def inbox(harness: Harness) -> list[tuple[str, str, str | None]]:
     """(message id, status, run id) of every inbox row, in order."""
-    rows = harness.services.inbox.conn.execute(
+    rows = harness.services.delivery.inbox.conn.execute(
         "SELECT message_id, status, run_id FROM inbox ORDER BY rowid").fetchall()
     return [(str(m), str(s), r) for m, s, r in rows]
 
@@ -50,9 +50,9 @@ async def test_a_burst_of_lines_is_one_turn_and_one_reply(make_harness: HarnessF
     rows = inbox(harness)
     assert [status for _, status, _ in rows] == ["answered"] * 3
     assert {run for _, _, run in rows} == {reply.run_id}
-    run = harness.services.store.run(reply.run_id or "")
+    run = harness.services.flows.store.run(reply.run_id or "")
     assert run is not None and run.meta["messages"] == [m for m, _, _ in rows]
-    assert harness.services.store.record(reply.run_id or "").state["messages"] == \
+    assert harness.services.flows.store.record(reply.run_id or "").state["messages"] == \
         [m for m, _, _ in rows]
     assert len(harness.big.history) == 1
 
@@ -146,8 +146,8 @@ async def test_telegram_lines_sent_together_get_one_reply(start_telegram: Starte
         rows = db.execute("SELECT status, run_id FROM inbox").fetchall()
     assert len(rows) == 3 and {status for status, _ in rows} == {"answered"}
     assert len({run for _, run in rows}) == 1
-    [run] = bot.services.store.runs(limit=10)
-    assert "is the office open" in str(bot.services.store.record(run.id).state["text"])
+    [run] = bot.services.flows.store.runs(limit=10)
+    assert "is the office open" in str(bot.services.flows.store.record(run.id).state["text"])
 
 
 async def test_discord_lines_sent_together_get_one_reply(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ PRESETS = {"FRONTDESK_MODEL_PRESETS": "fast=offline-fast,deep=o3"}
 def big_models_called(harness: Harness, run_id: str | None) -> set[str]:
     """The models of the big-model calls the run made, from its trace."""
     assert run_id is not None
-    return {str(e["model"]) for e in harness.services.store.events(run_id)
+    return {str(e["model"]) for e in harness.services.flows.store.events(run_id)
             if e["event"] == "model_call" and e.get("role") == "big"}
 
 
@@ -53,11 +53,11 @@ async def test_model_name_sets_the_chats_big_model_and_reset_goes_back(
     assert asked.route == "full_agent"
     assert big_models_called(harness, asked.run_id) == {"o3"}  # the trace names it
     assert harness.big.history == []  # the default big model was not asked
-    detail = run_detail(harness.services.store, harness.services.runs.registry,
+    detail = run_detail(harness.services.flows.store, harness.services.flows.runs.registry,
                         asked.run_id or "")
     assert detail is not None and "o3" in detail["models"]  # the dashboard's run page
     assert "big o3 (preset deep)" in (await harness.send("/model")).text
-    assert harness.services.model_choices.chosen() == [("telegram", "100", "deep")]
+    assert harness.services.models.choices.chosen() == [("telegram", "100", "deep")]
     other = await harness.send("what is the capital of chile?", chat="elsewhere")
     assert big_models_called(harness, other.run_id) == {"fake-big"}  # only that chat
     assert "back to the default, fake-big" in (await harness.send("/model reset")).text
@@ -71,7 +71,7 @@ async def test_a_guests_model_is_refused_and_changes_nothing(
     harness = await make_harness(**PRESETS)
     assert (await harness.send("/model deep", GUEST)).text == NOT_OWNER
     assert (await harness.send("/model", GUEST)).text == NOT_OWNER
-    assert harness.services.model_choices.chosen() == []
+    assert harness.services.models.choices.chosen() == []
     asked = await harness.send("what is the capital of peru?", GUEST)
     assert big_models_called(harness, asked.run_id) == {"fake-big"}
 
@@ -85,7 +85,7 @@ async def test_the_choice_survives_a_restart_and_shows_in_the_banner(
     asked = await restarted.send("what is the capital of peru?")
     assert big_models_called(restarted, asked.run_id) == {"offline-fast"}
     lines = general_lines(restarted.services.settings, ("s", "b"), "1",
-                          restarted.services.model_choices.chosen())
+                          restarted.services.models.choices.chosen())
     assert any("fast offline-fast, deep o3 (/model)" in line for line in lines)
     assert any("telegram chat 100: big offline-fast (fast)" in line for line in lines)
 

@@ -31,7 +31,7 @@ async def test_a_message_delivered_twice_at_once_is_answered_once(harness: Harne
     replies = await asyncio.gather(*(harness.gateway.handle(message) for _ in range(5)))
     assert sum(reply is not None for reply in replies) == 1
     assert harness.adapter.sent == [(OWNER, "quick: hi there!")]
-    assert len(harness.services.store.runs()) == 1
+    assert len(harness.services.flows.store.runs()) == 1
 
 
 async def test_a_message_recorded_before_a_crash_is_answered_after_restart(
@@ -39,10 +39,10 @@ async def test_a_message_recorded_before_a_crash_is_answered_after_restart(
     before = await make_harness()
     message = before.message("hi there!", message_id="7")
     # the crash: recorded in the inbox, then the process died before any work on it
-    assert before.services.inbox.record("telegram", OWNER, "7", OWNER, message.to_json())
+    assert before.services.delivery.inbox.record("telegram", OWNER, "7", OWNER, message.to_json())
     after = await make_harness()
     assert after.adapter.sent == [(OWNER, "quick: hi there!")]
-    assert after.services.inbox.status("telegram", OWNER, "7") == "answered"
+    assert after.services.delivery.inbox.status("telegram", OWNER, "7") == "answered"
     again = await make_harness()  # a second restart owes nothing
     assert again.adapter.sent == [] and again.small.history == []
 
@@ -59,19 +59,19 @@ async def test_a_run_in_flight_at_a_crash_is_continued_not_rerun(
     with contextlib.suppress(asyncio.CancelledError):
         await task
     assert before.adapter.sent == []
-    assert before.services.inbox.status("telegram", OWNER, "8") == "received"
+    assert before.services.delivery.inbox.status("telegram", OWNER, "8") == "received"
 
     after = await make_harness()
     assert after.adapter.sent == [(OWNER, f"agent: {text}")]
     assert after.small.history == []  # classify_intent had finished: not run again
     assert after.big.purposes() == ["agent"]  # full_agent was in flight: run once more
-    [run] = after.services.store.runs()
+    [run] = after.services.flows.store.runs()
     assert run.status == "completed"
     story = after.story(run.id)
     ends = Counter(s.removeprefix("node_end:") for s in story if s.startswith("node_end:"))
     assert ends == {"classify_intent": 1, "check_calendar": 1, "gather": 1, "full_agent": 1}
     assert story.count("graph_start") == 2 and story[-1] == "graph_end:completed"
-    assert after.services.inbox.status("telegram", OWNER, "8") == "answered"
+    assert after.services.delivery.inbox.status("telegram", OWNER, "8") == "answered"
     history = after.services.memory.history(f"telegram:chat:{OWNER}")
     assert history == [("user", text), ("assistant", f"agent: {text}")]
 
@@ -108,13 +108,13 @@ async def test_many_chats_at_once_each_in_order_none_lost_none_doubled(
 async def test_an_unreadable_record_is_marked_failed_and_recovery_goes_on(
         make_harness: HarnessFactory) -> None:
     before = await make_harness()
-    inbox = before.services.inbox
+    inbox = before.services.delivery.inbox
     bad = {**before.message("x", message_id="8").to_json(), "text": ["a", "list"]}
     assert inbox.record("telegram", OWNER, "8", OWNER, bad)
     assert inbox.record("telegram", OWNER, "9", OWNER,
                          before.message("hi there!", message_id="9").to_json())
     after = await make_harness()  # attach did not raise
     assert after.adapter.sent == [(OWNER, "quick: hi there!")]
-    assert after.services.inbox.status("telegram", OWNER, "8") == "failed"
-    [failure] = after.services.inbox.failures()
+    assert after.services.delivery.inbox.status("telegram", OWNER, "8") == "failed"
+    [failure] = after.services.delivery.inbox.failures()
     assert (failure.kind, failure.item) == ("message", "8") and "list" in failure.error

@@ -37,14 +37,14 @@ async def test_a_message_whose_every_try_died_outside_a_run_is_answered_as_set_a
         tmp_path: Path) -> None:
     services = assemble(make_settings(tmp_path / "home"))
     message = IncomingMessage("telegram", OWNER, "7", OWNER, "/notes")
-    services.inbox.record("telegram", OWNER, "7", OWNER, message.to_json())
+    services.delivery.inbox.record("telegram", OWNER, "7", OWNER, message.to_json())
     for _ in range(MAX_TRIES):  # three tries, each of which the process died in
-        services.inbox.take_up("telegram", OWNER, "7")
-    gateway = services.gateway
+        services.delivery.inbox.take_up("telegram", OWNER, "7")
+    gateway = services.chat.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
     [set_aside] = adapter.to(OWNER)
     assert set_aside == GAVE_UP.format(MAX_TRIES)
-    assert services.inbox.status("telegram", OWNER, "7") == "failed"
-    assert services.store.runs() == []  # nothing was tried a fourth time
+    assert services.delivery.inbox.status("telegram", OWNER, "7") == "failed"
+    assert services.flows.store.runs() == []  # nothing was tried a fourth time

@@ -48,7 +48,7 @@ def assert_triage_story(story: list[str], ending: list[str], *,
 
 def wrote_by(h: Harness, run_id: str | None, node: str) -> list[list[str]]:
     """The keys ``node`` wrote, per time it ended, in the run's trace."""
-    return [e["wrote"] for e in h.services.store.events(run_id or "")
+    return [e["wrote"] for e in h.services.flows.store.events(run_id or "")
             if e["event"] == "node_end" and e.get("node") == node]
 
 
@@ -180,7 +180,7 @@ async def test_classifier_reply_that_does_not_parse_falls_back_to_the_rules(
     harness.small.enqueue(text="I think this is probably social?")
     reply = await harness.send("thanks a lot!")
     assert reply.route == "quick_reply"
-    run = harness.services.store.events(reply.run_id or "")
+    run = harness.services.flows.store.events(reply.run_id or "")
     assert [e["wrote"] for e in run if e.get("node") == "classify_intent"
             and e["event"] == "node_end"] == [["intent", "urgency", "classified_by"]]
     assert reply.text == "quick: thanks a lot!"  # still answered, by the second small call
@@ -234,7 +234,7 @@ async def test_chat_commands_are_answered_without_a_run(harness: Harness) -> Non
     unknown = await harness.send("/frobnicate now")
     assert unknown.route == "command" and "/help" in unknown.text
     assert harness.small.history == [] and harness.big.history == []
-    assert harness.services.store.runs() == []
+    assert harness.services.flows.store.runs() == []
 
 
 async def test_unknown_user_is_refused_once_per_chat_without_a_model_call(
@@ -247,8 +247,9 @@ async def test_unknown_user_is_refused_once_per_chat_without_a_model_call(
     assert other_chat is not None and other_chat.route == "refused"
     assert harness.adapter.sent == [(STRANGER, REFUSAL), ("group-1", REFUSAL)]
     assert harness.small.history == [] and harness.big.history == []
-    assert harness.services.store.runs() == []
-    assert harness.services.inbox.status("telegram", STRANGER, "s1") is None  # not in the inbox
+    assert harness.services.flows.store.runs() == []
+    inbox = harness.services.delivery.inbox
+    assert inbox.status("telegram", STRANGER, "s1") is None  # not in the inbox
 
 
 class SlowCalendar(Calendar):
@@ -266,7 +267,7 @@ async def test_classify_and_calendar_overlap_in_the_trace(make_harness: HarnessF
                            calendar=SlowCalendar(str(ics), tz="UTC", cache_dir=home / "cache"))
     reply = await h.send("hey!")
     assert reply.route == "quick_reply"
-    events = h.services.store.events(reply.run_id or "")
+    events = h.services.flows.store.events(reply.run_id or "")
     span = {e["node"]: [e["t"], 0.0] for e in events if e["event"] == "node_start"}
     for e in events:
         if e["event"] == "node_end":

@@ -48,7 +48,7 @@ async def test_a_guests_note_lands_in_their_own_scope(harness: Harness) -> None:
 async def test_a_guest_cannot_start_a_draft(harness: Harness) -> None:
     reply = await harness.send("/draft a press release", GUEST)
     assert (reply.route, reply.text, reply.run_id) == ("command", NOT_OWNER, None)
-    assert harness.services.store.runs() == []
+    assert harness.services.flows.store.runs() == []
     assert harness.small.history == [] and harness.big.history == []
 
 
@@ -96,5 +96,5 @@ async def test_odd_input_gets_an_answer(harness: Harness, text: str) -> None:
     assert reply.route in {"quick_reply", "full_agent", "command"} or (
         reply.route == "refused" and len(text) > 16_000 and "too long" in reply.text)
     assert reply.text
-    assert harness.services.inbox.status("telegram", OWNER, "odd") == "answered"
+    assert harness.services.delivery.inbox.status("telegram", OWNER, "odd") == "answered"
     assert "".join(harness.adapter.to(OWNER)) == reply.text

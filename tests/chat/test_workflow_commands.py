@@ -34,7 +34,7 @@ async def test_a_guest_is_refused_every_owner_only_workflow_command(harness: Har
             continue
         reply = await harness.send(f"/{command.name} something", GUEST)
         assert (reply.route, reply.text, reply.run_id) == ("command", NOT_OWNER, None)
-    assert harness.services.store.runs() == []
+    assert harness.services.flows.store.runs() == []
 
 
 async def test_a_missing_argument_is_asked_for_without_a_run(harness: Harness) -> None:
@@ -42,7 +42,7 @@ async def test_a_missing_argument_is_asked_for_without_a_run(harness: Harness) -
     assert (reply.route, reply.run_id) == ("command", None)
     assert reply.text == WORKFLOW_COMMANDS["draft"].missing_argument
     assert reply.text.startswith("Tell me what to write: /draft BRIEF, e.g.")
-    assert harness.services.store.runs() == [] and harness.big.history == []
+    assert harness.services.flows.store.runs() == [] and harness.big.history == []
 
 
 async def test_the_command_handler_leaves_workflow_commands_to_the_gateway(

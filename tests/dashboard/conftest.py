@@ -124,7 +124,7 @@ async def open_desk(home: Path) -> Desk:
     big = FakeModel(role="big", name="big-model")
     settings = Settings.from_env({"FRONTDESK_HOME": str(home)})
     services = assemble(settings, models=Models(small=small, big=big))
-    gateway = services.gateway
+    gateway = services.chat.gateway
     await gateway.start()
     return Desk(services, gateway, small, big)
 
@@ -139,7 +139,7 @@ async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
 @pytest.fixture
 async def site(desk: Desk) -> AsyncIterator[Site]:
     reader = RunReading(desk.services.db.reader)
-    server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0,
+    server = await start_dashboard(DashboardData(reader, desk.services.flows.runs.registry), port=0,
                                    token=TOKEN)
     async with aiohttp.ClientSession(headers=BEARER) as http:
         yield Site(desk, server, http)
@@ -150,7 +150,7 @@ async def site(desk: Desk) -> AsyncIterator[Site]:
 async def open_site(desk: Desk) -> AsyncIterator[Site]:
     """A dashboard started with no token at all (only ``start_dashboard`` allows it)."""
     reader = RunReading(desk.services.db.reader)
-    server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0)
+    server = await start_dashboard(DashboardData(reader, desk.services.flows.runs.registry), port=0)
     async with aiohttp.ClientSession() as http:
         yield Site(desk, server, http)
     await server.close()

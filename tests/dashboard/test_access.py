@@ -34,7 +34,7 @@ VENV_BIN = Path(sys.executable).parent
 async def guarded(desk: Desk) -> AsyncIterator[DashboardServer]:
     """A dashboard that requires ``TOKEN``."""
     reader = RunReading(desk.services.db.reader)
-    server = await start_dashboard(DashboardData(reader, desk.services.runs.registry), port=0,
+    server = await start_dashboard(DashboardData(reader, desk.services.flows.runs.registry), port=0,
                                    token=TOKEN)
     yield server
     await server.close()
@@ -111,7 +111,7 @@ async def test_serve_dashboard_runs_until_cancelled(desk: Desk,
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     await desk.social()
     urls: asyncio.Queue[str] = asyncio.Queue()
-    task = asyncio.create_task(serve_dashboard(desk.services.runs.registry,
+    task = asyncio.create_task(serve_dashboard(desk.services.flows.runs.registry,
                                                desk.services.settings, desk.services.db, port=0,
                                                on_ready=urls.put_nowait))
     link = await asyncio.wait_for(urls.get(), 10)
@@ -142,7 +142,7 @@ async def test_frontdesk_run_refuses_a_public_host_without_a_token(
     monkeypatch.setenv("FRONTDESK_DASHBOARD_HOST", "0.0.0.0")
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     with pytest.raises(DashboardRefused, match=TOKEN_ENV):
-        await serve_dashboard(desk.services.runs.registry, desk.services.settings,
+        await serve_dashboard(desk.services.flows.runs.registry, desk.services.settings,
                               desk.services.db, port=0)
 
 
@@ -196,7 +196,7 @@ async def test_the_token_set_in_the_environment_is_the_one_and_the_kept_one_stay
     links: asyncio.Queue[str] = asyncio.Queue()
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     db = desk.services.db
-    task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, db,
+    task = asyncio.create_task(serve_dashboard(desk.services.flows.runs.registry, settings, db,
                                                port=0, on_ready=links.put_nowait))
     assert (await asyncio.wait_for(links.get(), 10)).endswith(f"?token={TOKEN}")
     assert not (settings.home / TOKEN_FILE).exists()
@@ -204,7 +204,7 @@ async def test_the_token_set_in_the_environment_is_the_one_and_the_kept_one_stay
     monkeypatch.delenv(TOKEN_ENV)
     made = []
     for _ in range(2):  # the token made at first start is kept for the next one
-        task = asyncio.create_task(serve_dashboard(desk.services.runs.registry, settings, db,
+        task = asyncio.create_task(serve_dashboard(desk.services.flows.runs.registry, settings, db,
                                                    port=0, on_ready=links.put_nowait))
         made.append((await asyncio.wait_for(links.get(), 10)).partition("?token=")[2])
         task.cancel()

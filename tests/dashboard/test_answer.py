@@ -26,11 +26,11 @@ async def live(desk: Desk) -> AsyncIterator[Site]:
     budgeted = replace(desk.services.settings, daily_budget_usd=2.5)
 
     async def answer(run_id: str, option: str) -> tuple[bool, str]:
-        return await answer_wait(desk.services.store, desk.services.access.owners,
+        return await answer_wait(desk.services.flows.store, desk.services.admission.access.owners,
                                  desk.gateway, run_id, option)
 
     spend = spend_reader(budgeted, desk.services.db)
-    data = DashboardData(reader, desk.services.runs.registry, spend, answer)
+    data = DashboardData(reader, desk.services.flows.runs.registry, spend, answer)
     server = await start_dashboard(data, port=0, token=TOKEN)
     async with aiohttp.ClientSession(headers=BEARER) as http:
         yield Site(desk, server, http)

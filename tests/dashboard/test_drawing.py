@@ -23,7 +23,7 @@ def layers(graph: Graph) -> dict[str, int]:
 
 
 async def test_triage_is_drawn_in_five_layers_with_the_fetches_side_by_side(desk: Desk) -> None:
-    plan = layout(desk.services.triage)
+    plan = layout(desk.services.flows.triage)
     layer = {name: box.layer for name, box in plan.boxes.items()}
     assert layer == {START: 0, "classify_intent": 1, "check_calendar": 1, "gather": 2,
                      "quick_reply": 3, "full_agent": 3, "notify_now": 3, END: 4}
@@ -37,7 +37,7 @@ async def test_triage_is_drawn_in_five_layers_with_the_fetches_side_by_side(desk
 
 
 async def test_content_cycles_are_back_edges_and_the_checks_share_a_layer(desk: Desk) -> None:
-    plan = layout(desk.services.content)
+    plan = layout(desk.services.flows.content)
     layer = {name: box.layer for name, box in plan.boxes.items()}
     assert layer["check_tone"] == layer["check_facts"] == layer["check_length"] == 2
     assert layer["aggregate"] == 3 and layer["revise"] == layer["approval"] == 4

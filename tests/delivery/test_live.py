@@ -67,37 +67,37 @@ async def attached(harness: Harness) -> LiveRecordingAdapter:
 async def test_the_final_parts_are_edits_of_the_live_messages_and_extras_go(
         harness: Harness) -> None:
     adapter = await attached(harness)
-    shown = harness.services.outbox.shown
+    shown = harness.services.delivery.outbox.shown
     assert shown is not None
     for number, message_id in ((1, "11"), (2, "12"), (3, "13")):
         shown.add("telegram", CHAT, "m-1", number, message_id)
-    await harness.services.outbox.deliver("telegram", CHAT, "m-1", "short final answer")
+    await harness.services.delivery.outbox.deliver("telegram", CHAT, "m-1", "short final answer")
     assert adapter.writes == [("final", "11", "short final answer"), ("delete", "12", ""),
                               ("delete", "13", "")]
     assert adapter.sent == []  # no new message: the edit was the delivery
-    [part] = harness.services.parts.parts("telegram", CHAT, "m-1")
+    [part] = harness.services.delivery.parts.parts("telegram", CHAT, "m-1")
     assert part.sent and shown.of("telegram", CHAT, "m-1") == {}
-    await harness.services.outbox.flush("telegram")  # after a restart: nothing again
+    await harness.services.delivery.outbox.flush("telegram")  # after a restart: nothing again
     assert len(adapter.writes) == 3
 
 
 async def test_a_live_message_that_cannot_be_edited_is_deleted_and_the_answer_sent(
         harness: Harness) -> None:
     adapter = await attached(harness)
-    shown = harness.services.outbox.shown
+    shown = harness.services.delivery.outbox.shown
     assert shown is not None
     shown.add("telegram", CHAT, "m-2", 1, "21")
     adapter.gone.add("21")
-    await harness.services.outbox.deliver("telegram", CHAT, "m-2", "the answer")
+    await harness.services.delivery.outbox.deliver("telegram", CHAT, "m-2", "the answer")
     assert adapter.writes == [("delete", "21", "")] and adapter.to(CHAT) == ["the answer"]
 
 
 async def test_a_reply_grows_paced_takes_back_tool_turns_and_stops_after_three_floods(
         harness: Harness) -> None:
     adapter = await attached(harness)
-    shown = harness.services.outbox.shown
+    shown = harness.services.delivery.outbox.shown
     assert shown is not None
-    live = LiveReplies(harness.services.outbox.adapter, shown, interval=0.05)
+    live = LiveReplies(harness.services.delivery.outbox.adapter, shown, interval=0.05)
     reply = live.open("telegram", CHAT, "m-3", private=False)
     assert reply is not None
     reply("Short")  # not yet a sentence: nothing sent

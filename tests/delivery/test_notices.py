@@ -55,7 +55,7 @@ class TelegramOwner:
     bot: telegram.Bot
 
     def attach(self, services: App) -> None:
-        services.outbox.register(TelegramAdapter(self.bot, services.gateway, OWNER))
+        services.delivery.outbox.register(TelegramAdapter(self.bot, services.chat.gateway, OWNER))
 
     def notices(self) -> list[SentMessage]:
         return self.server.messages_to(int(OWNER))
@@ -80,7 +80,7 @@ async def test_a_guests_markup_reaches_the_telegram_owner_as_plain_quoted_text(
         home: Path, tg: TelegramOwner) -> None:
     services = services_on(home, FakeClock())
     tg.attach(services)
-    assert await services.notifier.notify(guest("m1", NAME), TEXT) == SENT
+    assert await services.delivery.notifier.notify(guest("m1", NAME), TEXT) == SENT
     [notice] = tg.notices()
     header = f"Urgent message from {one_name(NAME)} (telegram:{GUEST}) on telegram:"
     assert notice.parse_mode == "HTML" and notice.text == f"{header}\n{TEXT}"
@@ -118,13 +118,13 @@ async def test_a_guests_markup_reaches_the_discord_owner_as_plain_quoted_text(
         home: Path, discord_fake: FakeDiscord) -> None:
     services = services_on(home, FakeClock(), DISCORD_OWNER_ID=str(OWNER_ID),
                            DISCORD_BOT_TOKEN=TOKEN)
-    adapter = DiscordAdapter(services.gateway, services.cursors, services.settings,
+    adapter = DiscordAdapter(services.chat.gateway, services.delivery.cursors, services.settings,
                              DiscordTuning(ready_timeout=0.05, identify_delay=0.0,
                                            retry_base_s=0.01))
     running = asyncio.create_task(adapter.start(TOKEN))
     try:
         await asyncio.wait_for(adapter.serving.wait(), 10)
-        answer = await services.notifier.notify(guest("d1", NAME, "42", "discord"), TEXT)
+        answer = await services.delivery.notifier.notify(guest("d1", NAME, "42", "discord"), TEXT)
         assert answer == SENT
         dm = discord_fake.dm_channel_id(OWNER_ID)
         [notice] = await discord_fake.wait_for(lambda: discord_fake.sent_to(dm))
@@ -146,7 +146,7 @@ async def test_one_guest_message_makes_one_notice_however_often_the_tool_is_call
         home: Path, tg: TelegramOwner) -> None:
     services = services_on(home, FakeClock())
     tg.attach(services)
-    answers = await asyncio.gather(*(services.notifier.notify(guest("m1"), f"call {n}!")
+    answers = await asyncio.gather(*(services.delivery.notifier.notify(guest("m1"), f"call {n}!")
                                      for n in range(25)))
     assert answers == [SENT] * 25
     assert [n.text.split("\n", 1)[1] for n in tg.notices()] == ["call 0!"]
@@ -158,7 +158,7 @@ async def test_the_sixth_urgent_message_in_an_hour_waits_for_one_summary(
     first = clock.now
     services = services_on(home, clock)
     tg.attach(services)
-    notify = services.notifier.notify
+    notify = services.delivery.notifier.notify
     answers = []
     for n in range(1, 8):
         answers.append(await notify(guest(f"m{n}"), f"urgent number {n}"))

@@ -33,34 +33,34 @@ def guest(message_id: str) -> Caller:
 
 async def test_a_notice_goes_through_the_outbox_with_no_gateway(home: Path) -> None:
     services = services_in(home)
-    assert services.notifier.outbox is services.outbox
+    assert services.delivery.notifier.outbox is services.delivery.outbox
     adapter = RecordingAdapter()
-    services.outbox.register(adapter)
-    answer = await services.notifier.notify(guest("m1"), "the boiler is leaking")
+    services.delivery.outbox.register(adapter)
+    answer = await services.delivery.notifier.notify(guest("m1"), "the boiler is leaking")
     assert answer.startswith("I've passed your message on to the owner")
     assert adapter.sent == [(OWNER_CHAT, NOTICE)]
-    assert services.parts.unsent("telegram") == []
+    assert services.delivery.parts.unsent("telegram") == []
 
 
 async def test_a_notice_before_any_adapter_waits_and_leaves_at_attach(home: Path) -> None:
     services = services_in(home)
-    await services.notifier.notify(guest("m1"), "the boiler is leaking")
-    [waiting] = services.parts.unsent("telegram")
+    await services.delivery.notifier.notify(guest("m1"), "the boiler is leaking")
+    [waiting] = services.delivery.parts.unsent("telegram")
     assert (waiting.chat_id, waiting.text) == (f"user:{OWNER}", NOTICE)  # no adapter to ask
-    gateway = services.gateway
-    assert gateway.outbox is services.notifier.outbox
+    gateway = services.chat.gateway
+    assert gateway.outbox is services.delivery.notifier.outbox
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
     assert adapter.sent == [(f"user:{OWNER}", NOTICE)]
-    assert services.parts.unsent("telegram") == []
+    assert services.delivery.parts.unsent("telegram") == []
 
 
 async def test_a_notice_is_keyed_by_the_message_it_answers(home: Path) -> None:
     services = services_in(home)
     adapter = RecordingAdapter()
-    services.outbox.register(adapter)
+    services.delivery.outbox.register(adapter)
     for message_id in ("m1", "m1", "m2"):  # a retry of m1's run, then another message
-        await services.notifier.notify(guest(message_id), "the boiler is leaking")
+        await services.delivery.notifier.notify(guest(message_id), "the boiler is leaking")
     assert adapter.to(OWNER_CHAT) == [NOTICE, NOTICE]
     sender = {"scope": f"telegram:{GUEST}", "is_owner": False, "platform": "telegram",
               "chat_id": GUEST, "message_id": "m1", "name": "Ann"}
@@ -74,8 +74,8 @@ async def test_replies_and_notices_of_one_run_leave_through_one_outbox(
     h.big.enqueue(text="I've told the owner.")
     await h.send("urgent: the server is down", GUEST, message_id="g1")
     assert [chat for chat, _ in h.adapter.sent] == [OWNER_CHAT, GUEST]
-    keys = [part.reply_key for part in h.services.parts.parts("telegram", GUEST, "g1")]
-    assert keys == ["g1"] and h.services.parts.unsent("telegram") == []
+    keys = [part.reply_key for part in h.services.delivery.parts.parts("telegram", GUEST, "g1")]
+    assert keys == ["g1"] and h.services.delivery.parts.unsent("telegram") == []
 
 
 class RefusingAdapter(RecordingAdapter):
@@ -93,13 +93,13 @@ class RefusingAdapter(RecordingAdapter):
 async def test_a_refused_part_is_marked_failed_and_a_moved_chat_is_followed(home: Path) -> None:
     services = services_in(home)
     for chat, key in (("blocked", "k1"), ("old-group", "k2"), (GUEST, "k3")):
-        services.parts.enqueue("telegram", chat, key, [f"for {chat}"])
+        services.delivery.parts.enqueue("telegram", chat, key, [f"for {chat}"])
     adapter = RefusingAdapter()
-    services.outbox.register(adapter)
-    await services.outbox.flush("telegram")  # never raises for one bad chat
+    services.delivery.outbox.register(adapter)
+    await services.delivery.outbox.flush("telegram")  # never raises for one bad chat
     assert adapter.sent == [("supergroup", "for old-group"), (GUEST, f"for {GUEST}")]
-    assert services.parts.unsent("telegram") == []
-    [failure] = services.parts.failures()
+    assert services.delivery.parts.unsent("telegram") == []
+    [failure] = services.delivery.parts.failures()
     assert (failure.kind, failure.chat_id) == ("part", "blocked")
-    await services.outbox.deliver("telegram", "old-group", "k4", "later")  # remembered
+    await services.delivery.outbox.deliver("telegram", "old-group", "k4", "later")  # remembered
     assert adapter.sent[-1] == ("supergroup", "later")

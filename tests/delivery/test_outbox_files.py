@@ -54,7 +54,7 @@ class OnTelegram:
     bot: telegram.Bot
 
     def attach(self, services: App) -> None:
-        services.outbox.register(TelegramAdapter(self.bot, services.gateway, OWNER))
+        services.delivery.outbox.register(TelegramAdapter(self.bot, services.chat.gateway, OWNER))
 
 
 @pytest.fixture
@@ -70,17 +70,17 @@ async def test_a_short_reply_carries_its_file_as_the_caption_of_one_telegram_doc
         home: Path, tg: OnTelegram) -> None:
     services = assemble(make_settings(home))
     tg.attach(services)
-    await services.outbox.deliver("telegram", str(CHAT), "k1", "Booked: **Tue 3 Mar**, 10:00",
-                                  file=ics_file())
+    await services.delivery.outbox.deliver(
+        "telegram", str(CHAT), "k1", "Booked: **Tue 3 Mar**, 10:00", file=ics_file())
     [message] = tg.server.messages_to(CHAT)
     assert message.text == "Booked: Tue 3 Mar, 10:00" and message.parse_mode == "HTML"
     assert message.document is not None
     assert message.document.file_name == "meeting-2026-03-03.ics"
     assert message.document.content_type == "text/calendar"
     assert message.document.data == ics_file().data and event_uid(message.document.data) == UID
-    await services.outbox.deliver("telegram", str(CHAT), "k1", "Booked again?",
+    await services.delivery.outbox.deliver("telegram", str(CHAT), "k1", "Booked again?",
                                   file=ics_file())  # the same reply: nothing more
-    await services.outbox.flush("telegram")
+    await services.delivery.outbox.flush("telegram")
     assert len(tg.server.messages_to(CHAT)) == 1
 
 
@@ -89,7 +89,7 @@ async def test_a_reply_too_long_for_a_caption_sends_its_text_then_the_file(
     services = assemble(make_settings(home))
     tg.attach(services)
     text = "Booked. " + "A long note about the meeting. " * 60  # past 1,024 characters
-    await services.outbox.deliver("telegram", str(CHAT), "k2", text, file=ics_file())
+    await services.delivery.outbox.deliver("telegram", str(CHAT), "k2", text, file=ics_file())
     sent = tg.server.messages_to(CHAT)
     assert [m.document is None for m in sent] == [True, False]
     assert sent[0].text.strip() == text.strip() and sent[1].text == ""
@@ -116,12 +116,13 @@ async def test_a_refused_file_is_marked_failed_and_the_chat_goes_on(
     services = assemble(make_settings(home))
     tg.attach(services)
     tg.server.fail_next("sendDocument", error_code=400)  # refused for good
-    await services.outbox.deliver("telegram", str(CHAT), "k6", "Booked: Tue", file=ics_file())
-    await services.outbox.deliver("telegram", str(CHAT), "k7", "and then this")
+    await services.delivery.outbox.deliver("telegram", str(CHAT), "k6", "Booked: Tue",
+                                           file=ics_file())
+    await services.delivery.outbox.deliver("telegram", str(CHAT), "k7", "and then this")
     assert [m.text for m in tg.server.messages_to(CHAT)] == ["and then this"]
-    [failure] = services.parts.failures()
+    [failure] = services.delivery.parts.failures()
     assert failure.kind == "part" and failure.item == "k6 part 1/1"
-    await services.outbox.flush("telegram")  # never tried again
+    await services.delivery.outbox.flush("telegram")  # never tried again
     assert len(tg.server.calls_of("sendDocument")) == 1
 
 
@@ -129,7 +130,8 @@ async def test_discord_posts_the_file_as_the_messages_attachment(home: Path) -> 
     async with discord_py_on_fake() as fake:
         services = assemble(make_settings(home, DISCORD_OWNER_ID=str(OWNER_ID),
                                           DISCORD_BOT_TOKEN=TOKEN))
-        adapter = DiscordAdapter(services.gateway, services.cursors, services.settings,
+        adapter = DiscordAdapter(services.chat.gateway, services.delivery.cursors,
+                                 services.settings,
                                  DiscordTuning(ready_timeout=0.05, identify_delay=0.0,
                                                retry_base_s=0.01))
         running = asyncio.create_task(adapter.start(TOKEN))
@@ -137,7 +139,7 @@ async def test_discord_posts_the_file_as_the_messages_attachment(home: Path) -> 
             await asyncio.wait_for(adapter.serving.wait(), 10)
             dm = await adapter.owner_chat()
             assert dm is not None
-            await services.outbox.deliver("discord", dm, "k1", "Booked: **Tue**",
+            await services.delivery.outbox.deliver("discord", dm, "k1", "Booked: **Tue**",
                                           file=ics_file())
             [message] = await fake.wait_for(lambda: fake.sent_to(int(dm)))
         finally:
@@ -160,8 +162,9 @@ async def test_the_console_names_the_file_and_saves_it_under_the_home(home: Path
     services = assemble(make_settings(home))
     out = io.StringIO()
     console = ConsoleAdapter(out, files_dir=home / "sent_files")
-    services.outbox.register(console)
-    await services.outbox.deliver("console", "console", "k1", "Booked: Tue", file=ics_file())
+    services.delivery.outbox.register(console)
+    await services.delivery.outbox.deliver("console", "console", "k1", "Booked: Tue",
+                                           file=ics_file())
     [(_, file, saved)] = console.files
     assert saved is not None and saved.parent == home / "sent_files"
     assert saved.read_bytes() == ics_file().data and file.name == "meeting-2026-03-03.ics"

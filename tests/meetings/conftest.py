@@ -64,12 +64,12 @@ class Desk:
 
         msg = Harness.message(None, text, user, message_id=message_id,  # type: ignore[arg-type]
                               name="Bob *bold*" if user == GUEST else f"user{user}")
-        reply = await self.app.gateway.handle(msg)
+        reply = await self.app.chat.gateway.handle(msg)
         assert reply is not None
         return reply
 
     async def press(self, button: Button, user: str) -> PressResult:
-        return await self.app.gateway.press("telegram", user, button.token)
+        return await self.app.chat.gateway.press("telegram", user, button.token)
 
     def to(self, chat: str) -> list[str]:
         return self.adapter.to(chat)
@@ -95,9 +95,9 @@ def make_desk(tmp_path: Path) -> DeskFactory:
         app = assemble(settings, models=models,
                        meeting_writer=calendar if caldav else None, meeting_busy=busy or calendar,
                        sleep=instant)
-        await app.gateway.start()
+        await app.chat.gateway.start()
         adapter = ButtonAdapter()
-        await app.gateway.attach(adapter)
+        await app.chat.gateway.attach(adapter)
         return Desk(app, adapter, calendar)
 
     return build

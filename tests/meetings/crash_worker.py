@@ -79,7 +79,7 @@ async def main(folder: Path, mode: str, token: str) -> None:
     services = assemble(settings, models=Models(small=PurposeModel("small"),
                                                 big=PurposeModel("big")),
                         meeting_writer=calendar, meeting_busy=calendar, sleep=instant)
-    gateway = services.gateway
+    gateway = services.chat.gateway
     if mode == "after":
         deliver = gateway.outbox.deliver
 
@@ -106,7 +106,7 @@ async def main(folder: Path, mode: str, token: str) -> None:
     else:
         await asyncio.sleep(0)
         print(json.dumps({"events": calendar.ours(), "calls": calendar.calls(),
-                          "meetings": [m.to_json() for m in services.meetings.listing()]}))
+                          "meetings": [m.to_json() for m in services.meetings.store.listing()]}))
 
 
 if __name__ == "__main__":

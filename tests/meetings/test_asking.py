@@ -79,11 +79,11 @@ async def test_move_it_cancels_the_booking_and_offers_new_times(make_desk: DeskF
     reply = await desk.send("please move it to Thursday")
     assert "pick one of the buttons" in reply.text, reply.text
     assert desk.calendar.ours() == []
-    statuses = sorted(m.status for m in desk.app.meetings.listing())
+    statuses = sorted(m.status for m in desk.app.meetings.store.listing())
     assert statuses == ["cancelled", "offered"]
     assert desk.adapter.last_buttons(GUEST)[-1].label == "None of these"
     assert any("to move it" in t for t in desk.owner_texts())
-    new = next(m for m in desk.app.meetings.listing() if m.status == "offered")
+    new = next(m for m in desk.app.meetings.store.listing() if m.status == "offered")
     assert new.topic == "the budget"
 
 
@@ -93,5 +93,5 @@ async def test_the_owner_asking_for_themself_books_without_a_second_question(
     offer = await desk.send("/meet with Bob about hiring", OWNER)
     await desk.press(offer.buttons[0], OWNER)
     assert desk.calendar is not None and len(desk.calendar.ours()) == 1
-    assert [m.status for m in desk.app.meetings.listing()] == ["booked"]
+    assert [m.status for m in desk.app.meetings.store.listing()] == ["booked"]
     assert not any("Approve or Decline" in t for t in desk.owner_texts())

@@ -32,7 +32,7 @@ async def test_a_guest_books_through_meet_and_the_owners_approve(make_desk: Desk
     assert chat == GUEST and ics.mime == "text/calendar"
     assert str(only_event(ics.data)["UID"]) == desk.calendar.ours()[0]["uid"]
     assert any(t.startswith("Booked:") for t in desk.owner_texts())
-    rows = [m.to_json() for m in desk.app.meetings.listing()]
+    rows = [m.to_json() for m in desk.app.meetings.store.listing()]
     assert [r["status"] for r in rows] == ["booked"]
     assert rows[0]["uid"] == desk.calendar.ours()[0]["uid"]
 
@@ -45,7 +45,7 @@ async def test_none_of_these_offers_the_next_three_forward_in_time(
     assert pressed.accepted
     second = desk.adapter.last_buttons(GUEST)
     assert [b.label for b in second][-1] == "None of these"
-    starts = [m for m in desk.app.store.events(first.run_id or "")
+    starts = [m for m in desk.app.flows.store.events(first.run_id or "")
               if m.get("node") == "offer" and m["event"] == "node_end"]
     assert len(starts) == 2
     firsts = {b.label for b in first.buttons[:-1]}
@@ -63,7 +63,7 @@ async def test_two_guests_pick_the_same_slot_one_holds_it_the_other_gets_new_tim
     again = desk.to(SECOND_GUEST)[-1]
     assert again.startswith("Sorry, that time is not free any more"), again
     assert bob.buttons[0].label not in [b.label for b in desk.adapter.last_buttons(SECOND_GUEST)]
-    statuses = {m.guest: m.status for m in desk.app.meetings.listing()}
+    statuses = {m.guest: m.status for m in desk.app.meetings.store.listing()}
     assert statuses == {f"telegram:{GUEST}": "held", f"telegram:{SECOND_GUEST}": "offered"}
 
 
@@ -72,14 +72,14 @@ async def test_a_slot_taken_meanwhile_is_a_conflict_and_a_new_request(
     desk = await make_desk()
     offer = await desk.send("/meet budget")
     await desk.press(offer.buttons[0], GUEST)
-    held = desk.app.meetings.listing()[0]
+    held = desk.app.meetings.store.listing()[0]
     assert desk.calendar is not None and held.slot is not None
     desk.calendar.take(held.slot.start, held.slot.end)  # someone else's event, meanwhile
     approve = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Approve")
     assert (await desk.press(approve, OWNER)).accepted
     assert desk.calendar.ours() == []
     assert "create" not in desk.calendar.calls()
-    rows = desk.app.meetings.listing()
+    rows = desk.app.meetings.store.listing()
     assert sorted(m.status for m in rows) == ["conflict", "offered"]
     assert desk.to(GUEST)[-1].startswith("Sorry, that time is not free any more")
     assert desk.adapter.last_buttons(GUEST)[-1].label == "None of these"
@@ -100,7 +100,7 @@ async def test_the_calendar_down_at_approve_is_retried_then_given_up_visibly(
     assert any(t.startswith("I gave up booking") for t in owner)
     assert desk.calendar.calls().count("exists") == 5  # every try looked first; none wrote
     assert "create" not in desk.calendar.calls() and desk.calendar.ours() == []
-    assert desk.app.meetings.listing()[0].status == "expired"
+    assert desk.app.meetings.store.listing()[0].status == "expired"
     assert "not booked" in desk.to(GUEST)[-1]
 
 
@@ -135,8 +135,8 @@ async def test_decline_tells_the_guest_kindly_and_frees_the_slot(make_desk: Desk
     decline = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Decline")
     assert (await desk.press(decline, OWNER)).accepted
     assert desk.to(GUEST)[-1].startswith("Sorry, the owner can't make that time")
-    assert desk.app.meetings.listing()[0].status == "declined"
-    assert desk.app.meetings.taken() == []
+    assert desk.app.meetings.store.listing()[0].status == "declined"
+    assert desk.app.meetings.store.taken() == []
 
 
 async def test_no_answer_within_the_hold_expires_and_tells_the_guest(
@@ -146,9 +146,9 @@ async def test_no_answer_within_the_hold_expires_and_tells_the_guest(
     await desk.press(offer.buttons[0], GUEST)
     import time
 
-    assert await desk.app.gateway.expire(time.time() + 25 * 3600) == 1
+    assert await desk.app.chat.gateway.expire(time.time() + 25 * 3600) == 1
     assert "expired" in desk.to(GUEST)[-1]
-    assert desk.app.meetings.listing()[0].status == "expired"
+    assert desk.app.meetings.store.listing()[0].status == "expired"
     approve = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Approve")
     assert not (await desk.press(approve, OWNER)).accepted
 
@@ -185,7 +185,7 @@ async def test_meetings_lists_a_guests_bookings_and_cancel_deletes_once(
     assert not (await desk.press(listed.buttons[0], GUEST)).accepted  # once
     assert desk.calendar is not None and desk.calendar.ours() == []
     assert desk.calendar.calls().count("cancel") == 1
-    assert desk.app.meetings.listing()[0].status == "cancelled"
+    assert desk.app.meetings.store.listing()[0].status == "cancelled"
     assert any("cancelled the meeting" in t for t in desk.owner_texts())
     assert (await desk.send("/meetings", OWNER)).buttons == []
 
@@ -199,7 +199,7 @@ async def test_without_caldav_the_owner_gets_the_event_to_add_by_hand(
     await desk.press(approve, OWNER)
     by_hand = [t for t in desk.owner_texts() if "add the attached event to your calendar" in t]
     assert len(by_hand) == 1 and "BEGIN:" not in by_hand[0]  # the event is a file, not text
-    booked = desk.app.meetings.listing()[0]
+    booked = desk.app.meetings.store.listing()[0]
     assert booked.status == "booked" and booked.start is not None and booked.uid
     name = f"meeting-{booked.start.astimezone(UTC):%Y-%m-%d}.ics"
     files = {chat: file for chat, file in desk.adapter.files}

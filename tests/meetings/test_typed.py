@@ -35,13 +35,13 @@ async def test_a_guest_types_the_second_one_and_it_is_held_and_asked_like_a_pres
     desk = await make_desk()
     offer = await desk.send("/meet budget")
     second = offer.buttons[1].label
-    decisions = desk.app.decisions
+    decisions = desk.app.chat.decisions
     assert await decisions.answer_typed("telegram", GUEST, GUEST, "t1",
                                         "can we do thursday instead?") is None
     assert await decisions.answer_typed("telegram", GUEST, SECOND_GUEST, "t2", "2") is None
     reply = await decisions.answer_typed("telegram", GUEST, GUEST, "t3", "the second one")
     assert reply is not None and reply.text.startswith("Held for you:")
-    [meeting] = desk.app.meetings.listing()
+    [meeting] = desk.app.meetings.store.listing()
     assert meeting.status == "held" and meeting.slot is not None
     assert label(meeting.slot, UTC) == second  # the second time offered, not another
     assert any(b.label == "Approve" for b in desk.adapter.last_buttons(OWNER_CHAT))
@@ -52,7 +52,7 @@ async def test_a_guest_types_none_of_these_and_gets_the_next_times(
         make_desk: DeskFactory) -> None:
     desk = await make_desk()
     offer = await desk.send("/meet budget")
-    reply = await desk.app.decisions.answer_typed("telegram", GUEST, GUEST, "t1",
+    reply = await desk.app.chat.decisions.answer_typed("telegram", GUEST, GUEST, "t1",
                                                           "none of these")
     assert reply is not None and [b.label for b in reply.buttons][-1] == "None of these"
     assert reply.buttons[0].label not in [b.label for b in offer.buttons]
@@ -64,7 +64,7 @@ async def test_a_typed_pick_in_the_chat_reaches_the_offer_through_the_gateway(
     offer = await desk.send("/meet budget")
     reply = await desk.send("3")
     assert reply.text.startswith("Held for you:")
-    [meeting] = desk.app.meetings.listing()
+    [meeting] = desk.app.meetings.store.listing()
     assert meeting.slot is not None and label(meeting.slot, UTC) == offer.buttons[2].label
     other = await desk.send("3", user=SECOND_GUEST)  # not theirs: an ordinary message
     assert not other.text.startswith("Held for you:")

@@ -36,7 +36,7 @@ async def test_the_assembled_app_reads_the_home_prompts_folder(tmp_path: Path) -
     (home / "prompts" / "loop.txt").write_text("Be brief.", encoding="utf-8")
     app = assemble(Settings.from_env({"FRONTDESK_HOME": str(home), "FRONTDESK_TIMEZONE": "UTC"}))
     try:
-        assert app.prompts["loop"] == "Be brief."
-        assert app.prompts["classify"] == load_prompts()["classify"]
+        assert app.flows.prompts["loop"] == "Be brief."
+        assert app.flows.prompts["classify"] == load_prompts()["classify"]
     finally:
         await app.close()

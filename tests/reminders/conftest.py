@@ -83,10 +83,10 @@ def make_desk(tmp_path: Path) -> DeskFactory:
         models = Models(small=OfflineModel(role="small"), big=OfflineModel(role="big"))
         services = assemble(settings, models=models)
         clock = Clock(now)
-        services.reminders.clock = clock
-        services.scheduler.clock = clock
-        services.scheduler.started_at = clock()
-        gateway = services.gateway
+        services.reminders.store.clock = clock
+        services.timer.clock = clock
+        services.timer.started_at = clock()
+        gateway = services.chat.gateway
         await gateway.start()
         adapter = RecordingAdapter()
         await gateway.attach(adapter)

@@ -65,36 +65,36 @@ async def main(folder: Path, mode: str, extra: str) -> None:
         from datetime import datetime
 
         zone = services.owner.zone()
-        reminder = services.reminders.add("owner", "telegram", OWNER, "stretch",
+        reminder = services.reminders.store.add("owner", "telegram", OWNER, "stretch",
                                           datetime.fromtimestamp(when, zone), zone=zone)
         print(json.dumps({"id": reminder.id, "due_at": reminder.due_at}))
         return
     if mode == "hang-before-advance":
-        advance = services.reminders.advance
+        advance = services.reminders.store.advance
 
         def hang(reminder: Reminder, now: float) -> Reminder | None:
             say_ready(folder)
             threading.Event().wait()
             return advance(reminder, now)
 
-        services.reminders.advance = hang  # type: ignore[method-assign]
-    gateway = services.gateway
+        services.reminders.store.advance = hang  # type: ignore[method-assign]
+    gateway = services.chat.gateway
     await gateway.start()
     adapter = LoggingAdapter(folder, hang=mode == "hang-before-send")
     await gateway.attach(adapter)
     if mode == "drain":
-        await services.scheduler.tick()
+        await services.timer.tick()
     else:
-        timer = asyncio.create_task(services.scheduler.run())
+        timer = asyncio.create_task(services.timer.run())
         if mode == "idle":
             say_ready(folder)
         deadline = time.monotonic() + 60
         while not adapter.sent and time.monotonic() < deadline:
             await asyncio.wait_for(adapter.changed.wait(), 60)
-        await services.scheduler.tick()
+        await services.timer.tick()
         timer.cancel()
     print(json.dumps({"sent": sent(folder),
-                      "pending": [r.id for r in services.reminders.pending()]}))
+                      "pending": [r.id for r in services.reminders.store.pending()]}))
 
 
 if __name__ == "__main__":

@@ -38,9 +38,9 @@ async def test_a_notice_per_event_moved_with_it_none_for_cancelled_or_all_day(
                    ("Holiday", date(2025, 12, 1), date(2025, 12, 2), ""))
     desk = await make_desk(berlin(2025, 12, 1, 12, 0), FRONTDESK_CALENDAR=str(ics),
                            FRONTDESK_REMIND_BEFORE="15")
-    scheduler = desk.services.scheduler
+    scheduler = desk.services.timer
     assert await scheduler.sync_calendar() == (1, 0)
-    [notice] = desk.services.reminders.pending()
+    [notice] = desk.services.reminders.store.pending()
     assert notice.due_local == "2025-12-01T13:45:00+01:00"
     assert await scheduler.sync_calendar() == (0, 0)  # read again: still one
 
@@ -51,7 +51,7 @@ async def test_a_notice_per_event_moved_with_it_none_for_cancelled_or_all_day(
     assert await scheduler.sync_calendar() == (0, 1)  # its old notice goes
     desk.at(berlin(2025, 12, 1, 14, 0))  # the calendar is read two hours ahead of a notice
     assert await scheduler.sync_calendar() == (1, 0)
-    [notice] = desk.services.reminders.pending()
+    [notice] = desk.services.reminders.store.pending()
     assert notice.due_local == "2025-12-01T15:45:00+01:00"
 
     desk.at(berlin(2025, 12, 1, 15, 45))
@@ -79,9 +79,9 @@ async def test_an_invitations_title_is_shown_literally_in_its_notice(
         berlin(2025, 12, 1, 15, 0), ""))
     desk = await make_desk(berlin(2025, 12, 1, 13, 0), FRONTDESK_CALENDAR=str(ics),
                            FRONTDESK_REMIND_BEFORE="15")
-    assert await desk.services.scheduler.sync_calendar() == (1, 0)
+    assert await desk.services.timer.sync_calendar() == (1, 0)
     desk.at(berlin(2025, 12, 1, 13, 45))
-    assert len(await desk.services.scheduler.tick()) == 1
+    assert len(await desk.services.timer.tick()) == 1
     [notice] = desk.adapter.to(OWNER_CHAT)
     html = markdown_to_html(notice)  # as Telegram shows it: no link, no bold of theirs
     assert "<a " not in html and "<b>" not in html

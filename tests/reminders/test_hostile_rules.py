@@ -31,7 +31,7 @@ async def set_reminder(desk: Desk, caller: Caller, rrule: str, *, when: str = "1
                                     "rrule": rrule}
     if prompt:
         arguments["run_prompt"] = True
-    return await desk.services.tools.call("set_reminder", arguments, caller)
+    return await desk.services.tools.registry.call("set_reminder", arguments, caller)
 
 
 async def test_a_rule_that_never_fires_is_refused_at_once_and_others_are_answered(
@@ -47,7 +47,7 @@ async def test_a_rule_that_never_fires_is_refused_at_once_and_others_are_answere
     assert await set_reminder(desk, GUEST_CALLER, IMPOSSIBLE) == (
         "That repeats too often: I remind no more often than every 15 minutes here. Give a "
         "rule with longer gaps.")
-    assert desk.services.reminders.pending() == []
+    assert desk.services.reminders.store.pending() == []
 
 
 async def test_fifty_secondly_reminders_from_a_guest_set_none_and_send_nothing(
@@ -60,8 +60,8 @@ async def test_fifty_secondly_reminders_from_a_guest_set_none_and_send_nothing(
     assert "every 15 minutes" in await set_reminder(desk, GUEST_CALLER,
                                                     "FREQ=HOURLY;BYMINUTE=0,5")
     desk.at(NOON + timedelta(hours=2))
-    assert await desk.services.scheduler.tick() == []
-    assert desk.services.reminders.pending() == [] and desk.adapter.sent == []
+    assert await desk.services.timer.tick() == []
+    assert desk.services.reminders.store.pending() == [] and desk.adapter.sent == []
     assert "I'll remind you" in await set_reminder(desk, GUEST_CALLER,
                                                    "FREQ=MINUTELY;INTERVAL=15")
 
@@ -76,10 +76,10 @@ async def test_the_owner_may_remind_every_minute_and_run_a_prompt_task_hourly(
                                               prompt=True)
     assert "I'll do this" in await set_reminder(desk, OWNER_CALLER, "FREQ=HOURLY",
                                                 prompt=True)
-    [minutely, hourly] = desk.services.reminders.pending()
+    [minutely, hourly] = desk.services.reminders.store.pending()
     desk.at(berlin(2025, 12, 1, 13, 0))
-    assert [r.id for r in await desk.services.scheduler.tick()] == [minutely.id, hourly.id]
-    following = desk.services.reminders.get(minutely.id)
+    assert [r.id for r in await desk.services.timer.tick()] == [minutely.id, hourly.id]
+    following = desk.services.reminders.store.get(minutely.id)
     assert following is not None and following.due == berlin(2025, 12, 1, 13, 1)
 
 
@@ -113,10 +113,10 @@ def test_a_search_looks_at_a_bounded_number_of_occurrences(
 
 async def test_a_reminders_text_loses_bidi_overrides_and_controls(make_desk: DeskFactory) -> None:
     desk = await make_desk(NOON)
-    answer = await desk.services.tools.call(
+    answer = await desk.services.tools.registry.call(
         "set_reminder", {"when": "2025-12-01T13:00",
                          "text": "pay \u202egnp.exe\u202c now\x1b[2J [click](https://evil.example)"},
         GUEST_CALLER)
     assert "I'll remind you" in answer
-    [reminder] = desk.services.reminders.pending()
+    [reminder] = desk.services.reminders.store.pending()
     assert reminder.text == "pay gnp.exe now[2J [click](https://evil.example)"

@@ -17,18 +17,18 @@ async def test_a_reminder_set_while_idle_fires_within_two_seconds(tmp_path: Path
     services = assemble(
         make_settings(tmp_path / "home", FRONTDESK_TIMEZONE="Europe/Berlin"),
         models=Models(small=OfflineModel(role="small"), big=OfflineModel(role="big")))
-    gateway = services.gateway
+    gateway = services.chat.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
-    scheduler = services.scheduler
+    scheduler = services.timer
     assert scheduler.delay() is None  # nothing due: no time-out, only a poke wakes it
     timer = asyncio.create_task(scheduler.run())
     try:
         await asyncio.wait_for(scheduler.asleep.wait(), 10)  # the timer waits
         zone = services.owner.zone()
         due = time.time() + 1.0
-        services.reminders.add("owner", "telegram", OWNER, "stretch",
+        services.reminders.store.add("owner", "telegram", OWNER, "stretch",
                                datetime.fromtimestamp(due, zone), zone=zone)
         await asyncio.wait_for(adapter.changed.wait(), 10)
         late_by = time.time() - due

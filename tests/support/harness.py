@@ -175,7 +175,7 @@ class Harness:
     def story(self, run_id: str | None) -> list[str]:
         """The run's events, one short word each (``node_start:gather``, ``route:quick_reply``)."""
         assert run_id is not None
-        return [describe(event) for event in self.services.store.events(run_id)]
+        return [describe(event) for event in self.services.flows.store.events(run_id)]
 
 
 def describe(event: dict[str, Any]) -> str:
@@ -229,7 +229,7 @@ def make_harness(home: Path) -> HarnessFactory:
         big = big or PurposeModel("big")
         services = assemble(make_settings(home, **env), models=Models(small=small, big=big),
                             calendar=calendar, clock=clock, sleep=sleep)
-        gateway = services.gateway
+        gateway = services.chat.gateway
         await gateway.start()
         adapter = RecordingAdapter()
         if attach:

@@ -46,7 +46,7 @@ class TelegramBot:
 
     async def pump(self) -> None:
         """Take the waiting updates as the long poll does, and answer them all."""
-        offset = int(self.services.cursors.get(OFFSET_CURSOR) or 0)
+        offset = int(self.services.delivery.cursors.get(OFFSET_CURSOR) or 0)
         raws = await self.intake.fetch(offset)
         for item in self.intake.accept([r for r in raws if isinstance(r, dict)],
                                        confirm=True):
@@ -89,12 +89,12 @@ async def start_telegram(telegram_server: FakeTelegramServer, tmp_path: Path,
                                 TELEGRAM_OWNER_ID=str(OWNER),
                                 TELEGRAM_ALLOWED_USERS=str(GUEST), **env)
         services = assemble(settings)
-        gateway = services.gateway
+        gateway = services.chat.gateway
         await gateway.start()
         bot = make_bot(settings)
         await bot.initialize()
         adapter = TelegramAdapter(bot, gateway, settings.telegram_owner_id)
-        intake = Intake(bot, bot.bot, gateway, adapter, services.cursors)
+        intake = Intake(bot, bot.bot, gateway, adapter, services.delivery.cursors)
         await gateway.attach(adapter)
         for chat in (OWNER, GUEST):
             telegram_server.add_chat(chat)
@@ -106,5 +106,5 @@ async def start_telegram(telegram_server: FakeTelegramServer, tmp_path: Path,
     for running in started:
         await running.intake.drain()
         await running.adapter.bot.shutdown()
-        if running.services.answerer.files.transcriber is not None:
-            await running.services.answerer.files.transcriber.aclose()
+        if running.services.chat.answerer.files.transcriber is not None:
+            await running.services.chat.answerer.files.transcriber.aclose()

@@ -34,16 +34,16 @@ async def main(folder: Path, mode: str, token: str) -> None:
     services = assemble(
         make_settings(folder / "home", FRONTDESK_GRAPH_WORKFLOWS="0"),
         models=Models(small=PurposeModel("small"), big=big))
-    gateway = services.gateway
+    gateway = services.chat.gateway
     adapter = RecordingAdapter()
-    assert services.mcp.configured_file is not None
+    assert services.tools.mcp.configured_file is not None
     if mode == "press-hang":
         async def hang(*_: Any, **__: Any) -> Any:
             log_ran(folder, "git_commit")
             say_ready(folder)
             threading.Event().wait()  # the SIGKILL finds the process inside the call
 
-        services.mcp.tools.call = hang  # type: ignore[method-assign]
+        services.tools.mcp.tools.call = hang  # type: ignore[method-assign]
     await gateway.start()
     await gateway.attach(adapter)
     repo = (folder / "notes-repo").as_posix()
@@ -62,10 +62,10 @@ async def main(folder: Path, mode: str, token: str) -> None:
         pressed = await gateway.press("telegram", OWNER, token)
         assert pressed.accepted
     else:
-        for wait in services.store.waits("open"):
-            shown = services.buttons.for_wait(wait.run_id, wait.as_wait())
+        for wait in services.flows.store.waits("open"):
+            shown = services.delivery.buttons.for_wait(wait.run_id, wait.as_wait())
             buttons = {b.label: b.token for b in shown}
-    await services.mcp.stop()
+    await services.tools.mcp.stop()
     print(json.dumps({"sent": adapter.to(OWNER), "buttons": buttons}))
 
 

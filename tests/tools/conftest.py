@@ -94,7 +94,7 @@ async def mcp_harness(home: Path) -> Any:
         services = assemble(make_settings(home, **env),
                                           models=Models(small=small, big=big))
         built.append(services)
-        gateway = services.gateway
+        gateway = services.chat.gateway
         await gateway.start()
         adapter = RecordingAdapter()
         await gateway.attach(adapter)
@@ -102,4 +102,4 @@ async def mcp_harness(home: Path) -> Any:
 
     yield build
     for services in built:
-        await services.mcp.stop()
+        await services.tools.mcp.stop()

@@ -76,7 +76,7 @@ async def test_typed_answer_approves_and_other_messages_leave_it_waiting(
 async def test_trust_and_approve_lists_override_the_annotations(mcp_harness: McpHarnessFactory,
                                                                 repo: Path) -> None:
     h = await mcp_harness({"git": git_server(repo, trust=["git_commit"], approve=["git_log"])})
-    policy = {t.name: t.needs_approval for t in h.services.tools.listing() if t.server}
+    policy = {t.name: t.needs_approval for t in h.services.tools.registry.listing() if t.server}
     assert policy["git__git_commit"] is False and policy["git__git_log"] is True
     assert policy["git__git_status"] is False and policy["git__git_add"] is True
     h.big.enqueue(tool_calls=[("git__git_commit", {"repo_path": str(repo), "message": "b"})])
@@ -108,11 +108,11 @@ async def test_a_guests_call_that_needs_approval_asks_the_owner(
     asked = h.adapter.to(OWNER_CHAT)[-1]
     assert "git_add" in asked and "Ann" in asked and "c.txt" in asked
     assert "c.txt" not in git(repo, "diff", "--cached", "--name-only")
-    (wait,) = h.services.store.waits("open")
-    guest_press = h.services.buttons.for_wait(wait.run_id, wait.as_wait())[0]
+    (wait,) = h.services.flows.store.waits("open")
+    guest_press = h.services.delivery.buttons.for_wait(wait.run_id, wait.as_wait())[0]
     assert not (await h.gateway.press("telegram", GUEST, guest_press.token)).accepted
     assert "c.txt" not in git(repo, "diff", "--cached", "--name-only")
-    approve = next(b for b in h.services.buttons.for_wait(wait.run_id, wait.as_wait())
+    approve = next(b for b in h.services.delivery.buttons.for_wait(wait.run_id, wait.as_wait())
                    if b.label == "Approve")
     assert (await h.gateway.press("telegram", OWNER, approve.token)).accepted
     assert "c.txt" in git(repo, "diff", "--cached", "--name-only")
@@ -145,7 +145,7 @@ async def test_expiry_and_cancel_run_nothing(mcp_harness: McpHarnessFactory,
     h.big.enqueue(tool_calls=[("git__git_commit", {"repo_path": str(repo), "message": "b"})])
     assert (await h.send("commit it again")).buttons
     assert (await h.send("/cancel")).text == "Cancelled the waiting run."
-    assert commits(repo) == 1 and not h.services.store.waits("open")
+    assert commits(repo) == 1 and not h.services.flows.store.waits("open")
 
 
 async def test_the_owner_may_type_the_answer_to_a_guests_approval(
@@ -164,8 +164,8 @@ async def test_the_owner_may_type_the_answer_to_a_guests_approval(
     assert typed.text == "Decision: Approve" and typed.route == "command"
     assert "d.txt" in git(repo, "diff", "--cached", "--name-only")
     assert h.adapter.to(GUEST)[-1] == "Staged d.txt."
-    (wait,) = h.services.store.waits("answered")
-    again = next(b for b in h.services.buttons.for_wait(wait.run_id, wait.as_wait())
+    (wait,) = h.services.flows.store.waits("answered")
+    again = next(b for b in h.services.delivery.buttons.for_wait(wait.run_id, wait.as_wait())
                  if b.label == "Approve")
     turns = len(h.big.history)
     await h.gateway.press("telegram", OWNER, again.token)  # the button pressed afterwards

@@ -117,7 +117,7 @@ async def test_a_tool_that_never_answers_times_out_without_stray_errors(
     assert (await h.send("try the mute tool")).text == "It never answered."
     assert "did not answer within 3 s" in h.big.history[1].messages[-1].content
     assert "still here" in h.big.history[2].messages[-1].content
-    await h.services.mcp.stop()
+    await h.services.tools.mcp.stop()
     gc.collect()  # an unretrieved future's error is reported when it is collected
     assert "never retrieved" not in caplog.text + capfd.readouterr().err
 
@@ -129,10 +129,10 @@ async def test_a_server_that_never_answers_is_one_line(
     silent = {"command": sys.executable,
               "args": ["-c", "import sys\nfor line in sys.stdin: pass"]}
     h = await mcp_harness({"silent": silent}, FRONTDESK_MCP_TIMEOUT="0.5")
-    await h.services.mcp.stop()
+    await h.services.tools.mcp.stop()
     gc.collect()
     lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert lines == ["MCP server 'silent' did not start; its tools are absent: "
                      "no answer within 0.5 s"]
     assert "never retrieved" not in caplog.text + capfd.readouterr().err
-    assert not any(name.startswith("silent__") for name in h.services.tools.names())
+    assert not any(name.startswith("silent__") for name in h.services.tools.registry.names())

@@ -72,7 +72,7 @@ async def test_streamable_http_server_with_headers_and_approval(
     approve = next(b for b in reply.buttons if b.label == "Approve")
     assert (await h.gateway.press("telegram", OWNER, approve.token)).accepted
     assert http_server.notes == ["buy milk"] and h.adapter.to(OWNER)[-1] == "Noted."
-    stored = json.dumps(h.services.store.events(reply.run_id or ""))
+    stored = json.dumps(h.services.flows.store.events(reply.run_id or ""))
     assert SECRET not in stored and SECRET not in caplog.text
 
 
@@ -111,7 +111,7 @@ async def test_a_failing_server_is_one_log_line_and_the_rest_works(
     assert len([line for line in lines if "'broken'" in line]) == 1
     assert len([line for line in lines if "'odd'" in line]) == 1
     assert "env-secret-123" not in caplog.text
-    names = h.services.tools.names()
+    names = h.services.tools.registry.names()
     assert "time__get_current_time" in names and not any(n.startswith("broken__")
                                                           for n in names)
     h.big.enqueue("Still fine.")

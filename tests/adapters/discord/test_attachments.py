@@ -34,7 +34,7 @@ async def serving(fake: FakeDiscord, home: Path, **env: str) -> AsyncIterator[Di
     settings = settings_for(home, DISCORD_BOT_TOKEN=TOKEN, DISCORD_OWNER_ID=str(OWNER_ID),
                             **env)
     services = assemble(settings)
-    adapter = DiscordAdapter(services.gateway, services.cursors, settings,
+    adapter = DiscordAdapter(services.chat.gateway, services.delivery.cursors, settings,
                              DiscordTuning(ready_timeout=0.05, identify_delay=0.0,
                                            retry_base_s=0.01))
     running = asyncio.create_task(adapter.start(TOKEN))

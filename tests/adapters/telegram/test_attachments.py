@@ -85,7 +85,7 @@ async def test_a_voice_note_is_transcribed_routed_and_shown_back(
     assert ("user", "What is on my calendar tomorrow?") in history
     agent = [r for r in openai_fake.requests if r.json.get("tools")][-1].json["messages"]
     assert agent[-1] == {"role": "user", "content": "What is on my calendar tomorrow?"}
-    run = tg.services.runs.load(run_id_for(IncomingMessage(
+    run = tg.services.flows.runs.load(run_id_for(IncomingMessage(
         "telegram", str(OWNER), str(update["message"]["message_id"]), str(OWNER), "")))
     assert run.get("text") == "What is on my calendar tomorrow?"  # the run's record has it
 
@@ -149,7 +149,7 @@ async def test_a_failed_transcription_is_answered_and_the_message_marked_failed(
     [reply] = tg.replies(OWNER)
     assert "couldn't transcribe your recording" in reply and "send it again" in reply
     message_id = str(update["message"]["message_id"])
-    assert tg.services.inbox.status("telegram", str(OWNER), message_id) == "failed"
+    assert tg.services.delivery.inbox.status("telegram", str(OWNER), message_id) == "failed"
     openai_fake.transcript_text = "second try"  # the sender sends it again: it works
     telegram_server.push_voice(OWNER, OWNER, voice_note())
     await tg.pump()
@@ -198,7 +198,7 @@ async def test_a_file_fetched_before_a_crash_is_not_fetched_again_after_the_rest
                                   "text/plain", caption="remember this")
     raws = await crashed.intake.fetch(0)
     [accepted] = crashed.intake.accept(raws, confirm=True)  # recorded, confirmed ...
-    files = crashed.services.answerer.files
+    files = crashed.services.chat.answerer.files
     await files.prepare(accepted.message, crashed.adapter)  # ... and fetched
     assert sum(telegram_server.downloads.values()) == 1 and kept_files(tmp_path / "home")
     restarted = await start_telegram()  # the same home: the message is still open

@@ -72,16 +72,16 @@ async def main(folder: Path, mode: str) -> None:
     else:
         models = Models(small=Logged("small", folder), big=Logged("big", folder))
     services = assemble(make_settings(folder / "home"), models=models)
-    gateway = services.gateway
+    gateway = services.chat.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)  # after the crash: answers the open message
     if mode == "crash":
         await gateway.handle(IncomingMessage("telegram", OWNER, "m1", OWNER, QUESTION, "Ann"))
         return
-    [run] = services.store.runs()
+    [run] = services.flows.store.runs()
     print(json.dumps({"sent": adapter.sent, "status": run.status,
-                      "story": [describe(e) for e in services.store.events(run.id)]}))
+                      "story": [describe(e) for e in services.flows.store.events(run.id)]}))
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ async def open_desk(home: Path, env: dict[str, str] | None = None) -> Desk:
                                   "FRONTDESK_CALENDAR": str(home / "cal.ics"), **(env or {})})
     big, small = ByPurpose("big", BIG), ByPurpose("small", {"check": check})
     app = assemble(settings, models=Models(small=small, big=big))
-    gateway = app.gateway
+    gateway = app.chat.gateway
     await gateway.start()
     console = ConsoleAdapter(echo=False)
     await gateway.attach(console)
@@ -148,7 +148,7 @@ async def test_brief_gathers_drafts_checks_asks_revises_and_saves(desk: Desk, ca
     notes = [n.text for n in desk.app.memory.recent("owner", 5)]
     assert notes[0] == "Short: coffee with Ann, then the dentist."
 
-    store = desk.app.store
+    store = desk.app.flows.store
     run = store.run(asked.run_id)
     assert run is not None and run.workflow == "brief" and run.status == "completed"
     [grid] = flow_view(store.steps(asked.run_id))["pipelines"]
@@ -172,19 +172,19 @@ async def test_a_restart_while_the_briefing_waits_loses_nothing(tmp_path: Path) 
     done = await second.say("Approve")
     assert done.text.startswith("Briefing for ") and "Saved as note #" in done.text
     assert second.big.history == [] and second.small.history == []  # nothing ran again
-    assert second.app.store.run(asked.run_id or "") is not None
+    assert second.app.flows.store.run(asked.run_id or "") is not None
 
 
 async def test_only_the_owner_gets_a_briefing(desk: Desk) -> None:
     reply = await desk.gateway.handle(console_message("/brief", "bob"))
     assert reply is not None and "Only the owner" in reply.text
-    assert desk.app.store.runs() == []
+    assert desk.app.flows.store.runs() == []
 
 
 async def test_the_scheduled_briefing_reaches_the_owner_once_per_day(desk: Desk) -> None:
-    await desk.app.briefing.scheduled("2030-01-02")
-    await desk.app.briefing.scheduled("2030-01-02")  # e.g. a crash before the day was marked
+    await desk.app.chat.briefing.scheduled("2030-01-02")
+    await desk.app.chat.briefing.scheduled("2030-01-02")  # e.g. a crash before the day was marked
     asked = [text for chat, text in desk.console.sent if "Send this briefing?" in text]
-    assert len(asked) == 1 and [r.id for r in desk.app.store.runs()] == ["brief-2030-01-02"]
+    assert len(asked) == 1 and [r.id for r in desk.app.flows.store.runs()] == ["brief-2030-01-02"]
     done = await desk.say("1")
     assert "Saved as note #" in done.text

@@ -47,7 +47,7 @@ async def open_desk(home: Path, small: FakeModel | None = None,
     big = big or FakeModel(role="big")
     settings = Settings.from_env({"FRONTDESK_HOME": str(home)})
     app = assemble(settings, models=Models(small=small, big=big))
-    gateway = app.gateway
+    gateway = app.chat.gateway
     await gateway.start()
     console = ConsoleAdapter(echo=False)
     await gateway.attach(console)
@@ -72,7 +72,8 @@ def script_round(desk: Desk, draft: str | None, tone: str, facts: str,
 
 def node_order(desk: Desk, run_id: str | None) -> list[str]:
     assert run_id is not None
-    return [e["node"] for e in desk.app.store.events(run_id) if e["event"] == EventKind.NODE_END]
+    events = desk.app.flows.store.events(run_id)
+    return [e["node"] for e in events if e["event"] == EventKind.NODE_END]
 
 
 async def test_pass_then_approve_saves_the_note(desk: Desk) -> None:
@@ -139,7 +140,7 @@ async def test_discard_ends_the_run_and_saves_nothing(desk: Desk) -> None:
     done = await desk.say("3")
     assert done.text.startswith("Discarded")
     assert desk.app.memory.recent("owner", 5) == []
-    run = desk.app.store.run(asked.run_id or "")
+    run = desk.app.flows.store.run(asked.run_id or "")
     assert run is not None and run.status == "completed"
 
 
@@ -172,16 +173,16 @@ async def test_a_button_press_resumes_and_a_second_press_is_refused(desk: Desk) 
 async def test_someone_other_than_the_owner_cannot_draft(desk: Desk) -> None:
     reply = await desk.say(BRIEF, user="bob")
     assert reply.route == "command" and "Only the owner" in reply.text
-    assert desk.big.history == [] and desk.app.store.runs() == []
+    assert desk.big.history == [] and desk.app.flows.store.runs() == []
 
 
 async def test_an_unanswered_approval_expires_and_says_so(desk: Desk) -> None:
     script_round(desk, "Dear Ann", GOOD, GOOD)
     asked = await desk.say(BRIEF)
-    wait = desk.app.store.waits("open", asked.run_id)[0]
+    wait = desk.app.flows.store.waits("open", asked.run_id)[0]
     assert wait.expires_at is not None
     assert await desk.gateway.expire(now=wait.expires_at + 1) == 1
-    run = desk.app.store.run(asked.run_id or "")
+    run = desk.app.flows.store.run(asked.run_id or "")
     assert run is not None and run.route == "expired"
     assert desk.console.sent[-1][1].startswith("The draft expired")
     late = await desk.gateway.press("console", "owner", asked.buttons[0].token)
@@ -193,8 +194,8 @@ async def test_only_the_owner_can_cancel_a_waiting_draft(desk: Desk) -> None:
     asked = await desk.say(BRIEF)
     refused = await desk.say("/cancel", user="bob")
     assert "Only the owner" in refused.text
-    assert desk.app.store.waits("open", asked.run_id)  # still waiting
+    assert desk.app.flows.store.waits("open", asked.run_id)  # still waiting
     done = await desk.say("/cancel")
     assert done.text == "Cancelled the waiting run."
-    run = desk.app.store.run(asked.run_id or "")
+    run = desk.app.flows.store.run(asked.run_id or "")
     assert run is not None and run.status == "cancelled"

@@ -50,9 +50,9 @@ class RefusingModel(FakeModel):
 
 def assert_stopped_with_nothing_kept(desk: Desk, reply: Any, sentence: str) -> None:
     assert reply.text == sentence and reply.buttons == []
-    assert desk.app.store.waits("open", reply.run_id) == []
+    assert desk.app.flows.store.waits("open", reply.run_id) == []
     assert desk.app.memory.recent("owner", 5) == []
-    run = desk.app.store.run(reply.run_id or "")
+    run = desk.app.flows.store.run(reply.run_id or "")
     assert run is not None and run.status == "completed"
     assert "approval" not in node_order(desk, reply.run_id)
     assert node_order(desk, reply.run_id)[-1] == "stopped"
