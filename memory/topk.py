@@ -35,7 +35,7 @@ import sqlite3
 from array import array
 
 from memory.impact import bucket, word_counts
-from memory.rank import K1, B
+from memory.rank import K1, B, idf
 from memory.scopes import STRIDE
 
 UNKNOWN = -1
@@ -51,12 +51,6 @@ MAX_WORK = 26_000
 EFFORT = 8  # notes read per result wanted in that answer
 
 Signature = tuple[int, ...]  # (length, tf of each query word or UNKNOWN)
-
-
-def idf(rows: int, matching: int) -> float:
-    """FTS5's IDF, evaluated as FTS5 evaluates it."""
-    value = math.log((rows - matching + 0.5) / (matching + 0.5))
-    return value if value > 0.0 else 1e-6
 
 
 class TopK:
