@@ -256,7 +256,7 @@ class DiscordAdapter(discord.Client):
 
     # -- buttons and slash commands --------------------------------------------------------
     async def press_button(self, user_id: str, token: str, press_id: str) -> PressResult:
-        """A press, as ``discord_ui`` reports it: the gateway decides."""
+        """A press, as ``bot.adapters.discord.ui`` reports it: the gateway decides."""
         await self.serving.wait()
         return await self.gateway.press(PLATFORM, user_id, token, press_id)
 
