@@ -78,7 +78,9 @@ class Signatures:
 
     def upper(self, sig: Signature) -> float:
         """The most a note of this signature can score."""
-        length, room, total = sig[0], sig[0], self.lower(sig)
+        length = sig[0]
+        room = length
+        total = self.lower(sig)
         for tf in sig[1:]:
             if tf > 0:
                 room -= tf

@@ -114,7 +114,8 @@ class TopK(Signatures):
                 heapq.heappop(self.queue)  # stale: its length has changed since
             if not self.queue or -self.queue[0][0] < floor:
                 return self._ranked(floor)
-            _, length, _, sig = self.queue[0]
+            length = self.queue[0][1]
+            sig = self.queue[0][3]
             if sig:
                 self._settle(sig, floor)
             else:

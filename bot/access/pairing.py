@@ -206,7 +206,9 @@ class Strangers:
         inbox first, so a crash before its answer still answers it at the next start)."""
         if target.run_id == REVIEW_RUN:
             return self._review_pressed(target.wait_key), None
-        platform, _, user_id = target.run_id[len(PAIRING_RUN):].partition(":")
+        who = target.run_id[len(PAIRING_RUN):].partition(":")  # (platform, ":", user id)
+        platform = who[0]
+        user_id = who[2]
         if self.people.status(platform, user_id) != "asked":
             return PressResult("This was already decided.", False), None
         waiting = self.people.waiting_message(platform, user_id)

@@ -35,7 +35,9 @@ class ServerLink:
     """One server's connection, held open by its own task; opened again after a failure."""
 
     def __init__(self, config: ServerConfig, timeout: float, log_dir: Path | None) -> None:
-        self.config, self.timeout, self.log_dir = config, timeout, log_dir
+        self.config = config
+        self.timeout = timeout
+        self.log_dir = log_dir
         self._client: Any = None
         self._holder: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
@@ -150,7 +152,9 @@ class ServerLink:
     async def close(self, *, at_once: bool = False) -> None:
         """Leave the connection (a stdio server's process ends with it); ``at_once``: a
         connection still opening is not waited for."""
-        holder, self._holder, self._client = self._holder, None, None
+        holder = self._holder
+        self._holder = None
+        self._client = None
         if self._stop is not None:
             self._stop.set()
         if holder is not None and not holder.done():
