@@ -79,7 +79,9 @@ def create(conn: sqlite3.Connection) -> None:
         rows = conn.execute("SELECT n.id, n.text, d.sz FROM memory_notes n "
                             "JOIN memory_notes_fts_docsize d ON d.id = n.id ORDER BY n.id")
         for note_id, text, size in rows:
-            scope, offset, length = note_id // STRIDE, note_id % STRIDE, read_varint(size, 0)[0]
+            scope = note_id // STRIDE
+            offset = note_id % STRIDE
+            length = read_varint(size, 0)[0]
             for word, tf in Counter(tokens(text)).items():
                 words[word] += 1
                 key = (scope, word, tf, length)
@@ -171,7 +173,9 @@ def _change(conn: sqlite3.Connection, notes: list[tuple[int, str]], sign: int) -
     gc.disable()  # millions of small tuples for a big import: no cycles among them to find
     try:
         for note_id, text in notes:
-            scope, offset, length = note_id // STRIDE, note_id % STRIDE, lengths.get(note_id, 0)
+            scope = note_id // STRIDE
+            offset = note_id % STRIDE
+            length = lengths.get(note_id, 0)
             for word, tf in Counter(tokens(text)).items():
                 words[word] += 1
                 buckets.setdefault((scope, word, tf, length), []).append(offset)

@@ -3,7 +3,7 @@
 FTS5's own ``bm25()`` counts every row a word matches, in the whole table, on every query (its
 IDF), which alone costs ~40 ms for a word in half of a million notes. So memory/notes.py lets
 FTS5 *find* the newest matching rows and scores them here with the same formula and constants
-as FTS5 (k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6), from
+as FTS5 (k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)), 1e-6 when not above 0), from
 collection statistics it estimates cheaply. The tokenizer below mirrors FTS5's
 ``unicode61 remove_diacritics 2``: case folded, diacritics removed, letters and digits only.
 """
@@ -40,10 +40,12 @@ def phrase_tokens(quoted: str) -> tuple[str, ...]:
 
 
 def idf(rows: float, matching: float) -> float:
-    """FTS5's inverse document frequency, never below 1e-6."""
-    # (an estimate of the matches may exceed the rows counted: never a log of a negative)
-    value = math.log((max(rows - matching, 0) + 0.5) / (matching + 0.5)) if rows > 0 else 0.0
-    return max(value, 1e-6)
+    """FTS5's inverse document frequency, evaluated as FTS5 evaluates it (fts5_aux.c: a value
+    not above zero becomes 1e-6), for exact counts (memory/topk.py) and estimates alike."""
+    # (an estimate of the matches may exceed the rows counted: never a log of a negative;
+    # with exact counts the matches never do, and this is FTS5's expression to the bit)
+    value = math.log((max(rows - matching, 0) + 0.5) / (matching + 0.5))
+    return value if value > 0.0 else 1e-6
 
 
 def count_phrase(doc: Sequence[str], phrase: tuple[str, ...]) -> int:

@@ -12,11 +12,11 @@ The search is MaxScore-style dynamic pruning over the buckets, one note length a
 * A bucket is *generated* when its notes become tracked candidates, or *probed* when it is
   only checked against the candidates tracked (a common word's big bucket can only add to
   notes a rarer word brought).
-* A tracked note has a *signature*: its length and, per query word, its tf or "unknown".
-  A word is unknown in a note only while some bucket of it at that length is unread, so
-  the note scores at most its known part plus each unknown word's best unread bucket (with
-  no more tf than the tokens left). A note not tracked at L scores at most the sum of each
-  word's best bucket at L not generated.
+* A tracked note has a *signature* (memory/signatures.py): its length and, per query word,
+  its tf or "unknown". A word is unknown in a note only while some bucket of it at that
+  length is unread, so the note scores at most its known part plus each unknown word's best
+  unread bucket (with no more tf than the tokens left). A note not tracked at L scores at
+  most the sum of each word's best bucket at L not generated.
 * Each step works on what could score highest — generating at a length, or settling a
   signature by probing a word's next buckets or reading the notes' texts, whichever the
   cost model finds cheaper — and the search stops when nothing unsettled or untracked can
@@ -35,10 +35,10 @@ import sqlite3
 from array import array
 
 from memory.impact import bucket, word_counts
-from memory.rank import K1, B
+from memory.rank import idf
 from memory.scopes import STRIDE
+from memory.signatures import UNKNOWN, Signature, Signatures
 
-UNKNOWN = -1
 # Costs, in units of one posting read from a bucket and checked against a set (~0.05 µs):
 GENERATE_COST = 2  # a posting that becomes a tracked note (a Python set entry)
 QUERY_COST = 60  # one more SQL query
@@ -50,16 +50,8 @@ TEXT_BATCH = 64  # texts read per step, newest first (ties go to the newest)
 MAX_WORK = 26_000
 EFFORT = 8  # notes read per result wanted in that answer
 
-Signature = tuple[int, ...]  # (length, tf of each query word or UNKNOWN)
 
-
-def idf(rows: int, matching: int) -> float:
-    """FTS5's IDF, evaluated as FTS5 evaluates it."""
-    value = math.log((rows - matching + 0.5) / (matching + 0.5))
-    return value if value > 0.0 else 1e-6
-
-
-class TopK:
+class TopK(Signatures):
     """One search: ``run()`` returns [(score, note id)], best first, newest first on ties.
 
     ``scope`` is the scope's number (memory/scopes.py); ``rows`` and ``total_tokens`` are
@@ -67,21 +59,16 @@ class TopK:
 
     def __init__(self, conn: sqlite3.Connection, scope: int, phrases: list[str], k: int,
                  rows: int, total_tokens: int) -> None:
-        self.conn, self.scope, self.k = conn, scope, k
-        self.base = scope * STRIDE  # notes are tracked by their offset from it
-        self.average = total_tokens / rows if rows else 1.0
-        self.phrases = phrases
-        self.words = list(dict.fromkeys(phrases))
+        words = list(dict.fromkeys(phrases))
         counts = dict(conn.execute(
             f"SELECT word, notes FROM memory_note_words WHERE word IN "
-            f"({','.join('?' * len(self.words))})", self.words).fetchall())
-        self.idfs = {word: idf(rows, int(counts.get(word, 0))) for word in self.words}
-        # for bounds only: a word twice in the query counts twice (exact sums: score())
-        self.weights = [self.idfs[word] * phrases.count(word) for word in self.words]
-        self.impacts: dict[tuple[int, int], float] = {}
+            f"({','.join('?' * len(words))})", words).fetchall())
+        super().__init__(phrases, {word: idf(rows, int(counts.get(word, 0))) for word in words},
+                         k, total_tokens / rows if rows else 1.0)
+        self.conn = conn
+        self.scope = scope
+        self.base = scope * STRIDE  # notes are tracked by their offset from it
         self.sizes: dict[tuple[int, int, int], int] = {}  # (word, tf, length) -> notes
-        self.unread: dict[tuple[int, int], list[int]] = {}  # (word, length) -> tfs, best last
-        self.ungenerated: dict[tuple[int, int], list[int]] = {}
         for index, word in enumerate(self.words):
             for tf, length, notes in conn.execute(
                     "SELECT tf, length, notes FROM memory_note_buckets WHERE scope = ? "
@@ -92,89 +79,12 @@ class TopK:
         self.lengths = sorted({length for _, length in self.unread})
         # buckets read only to check the notes tracked: length -> (word, tf) -> offsets
         self.probed: dict[int, dict[tuple[int, int], array[int]]] = {}
-        self.signature: dict[int, Signature] = {}  # tracked note offset -> signature
-        self.groups: dict[Signature, set[int]] = {}
-        self.by_length: dict[int, set[Signature]] = {}
-        self.lowers: dict[Signature, float] = {}
-        self.theta: float | None = None  # the k-th best known score, None: to recount
-        self.last_theta = -math.inf  # the last one counted
-        self.high: set[Signature] = set()  # the signatures that may hold the k-th best
         # what could still score, best first: (-bound, length, version, signature or ())
         self.queue: list[tuple[float, int, int, Signature]] = []
         self.version: dict[int, int] = {}  # per length: entries of an older one are stale
         self.uppers: dict[Signature, float] = {}  # as queued (a length's, until it changes)
         self.exact = True
         self.work = 0  # in the cost units above
-
-    def impact(self, tf: int, length: int) -> float:
-        """BM25's weight of a word occurring ``tf`` times in a note ``length`` tokens long,
-        computed as FTS5 computes it (before the IDF)."""
-        value = self.impacts.get((tf, length))
-        if value is None:
-            value = (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * length / self.average))
-            self.impacts[(tf, length)] = value
-        return value
-
-    def score(self, signature: Signature) -> float:
-        """The exact score of a signature (unknown words counted as absent), summed in
-        query order as FTS5 does."""
-        length, total = signature[0], 0.0
-        tfs = dict(zip(self.words, signature[1:], strict=True))
-        for phrase in self.phrases:
-            if tfs[phrase] > 0:
-                total += self.idfs[phrase] * self.impact(tfs[phrase], length)
-        return total
-
-    # -- bounds ---------------------------------------------------------------------------
-
-    def lower(self, sig: Signature) -> float:
-        """The known part of a signature's score."""
-        value = self.lowers.get(sig)
-        if value is None:
-            length = sig[0]
-            value = self.lowers[sig] = sum(self.weights[i] * self.impact(tf, length)
-                                           for i, tf in enumerate(sig[1:]) if tf > 0)
-        return value
-
-    def upper(self, sig: Signature) -> float:
-        """The most a note of this signature can score."""
-        length, room, total = sig[0], sig[0], self.lower(sig)
-        for tf in sig[1:]:
-            if tf > 0:
-                room -= tf
-        if room > 0:
-            for i, tf in enumerate(sig[1:]):
-                if tf == UNKNOWN:
-                    best = self.unread[(i, length)][-1]
-                    total += self.weights[i] * self.impact(best if best < room else room,
-                                                           length)
-        return total
-
-    def untracked(self, length: int) -> float:
-        """The most a note of ``length`` tokens not tracked yet can score."""
-        total = 0.0
-        for i, weight in enumerate(self.weights):
-            tfs = self.ungenerated.get((i, length))
-            if tfs:
-                total += weight * self.impact(tfs[-1], length)
-        return total
-
-    def threshold(self) -> float:
-        """The k-th best known score (minus infinity while fewer than k notes are known)."""
-        if self.theta is None:
-            # it never falls (notes are only added, known parts only grow): only the
-            # signatures at or above the last one (``high``) can be the k-th best now
-            self.theta, seen = -math.inf, 0
-            for lower, sig in sorted(((self.lower(sig), sig) for sig in self.high),
-                                     reverse=True):
-                seen += len(self.groups[sig])
-                if seen >= self.k:
-                    self.theta = lower
-                    break
-            if self.theta > self.last_theta:
-                self.last_theta = self.theta
-                self.high = {sig for sig in self.high if self.lower(sig) >= self.theta}
-        return self.theta
 
     def _push(self, length: int) -> None:
         """(Re)queue what could still score at ``length``: its untracked notes and each of
@@ -204,7 +114,8 @@ class TopK:
                 heapq.heappop(self.queue)  # stale: its length has changed since
             if not self.queue or -self.queue[0][0] < floor:
                 return self._ranked(floor)
-            _, length, _, sig = self.queue[0]
+            length = self.queue[0][1]
+            sig = self.queue[0][3]
             if sig:
                 self._settle(sig, floor)
             else:
@@ -276,7 +187,7 @@ class TopK:
                         if sig[index + 1] == UNKNOWN]:
                 moving = self.groups[sig] & offsets
                 if moving:
-                    self._regroup(sig, moving, {index: tf})
+                    self.regroup(sig, moving, {index: tf})
             fresh = offsets.difference(self.signature)
             if fresh:
                 self._track(fresh, length, index, tf)
@@ -285,7 +196,7 @@ class TopK:
             self._learn(set().union(*(self.groups[sig] for sig in self.by_length.get(length, ())
                                       if sig[index + 1] == UNKNOWN)), index, tf, held)
         if not self.unread[(index, length)]:
-            self._close(index, length)
+            self.all_read(index, length)
 
     def _learn(self, notes: set[int], index: int, tf: int, held: array[int]) -> None:
         """Those of ``notes`` in ``held`` (one bucket's offsets) hold word ``index`` ``tf``
@@ -294,7 +205,7 @@ class TopK:
         for offset in notes.intersection(held) if notes else ():
             moves.setdefault(self.signature[offset], set()).add(offset)
         for old, moving in moves.items():
-            self._regroup(old, moving, {index: tf})
+            self.regroup(old, moving, {index: tf})
 
     def _track(self, fresh: set[int], length: int, index: int, tf: int) -> None:
         """Start tracking these notes of ``length`` tokens, which hold word ``index`` ``tf``
@@ -304,9 +215,9 @@ class TopK:
         for i in range(len(self.words)):
             if blank[i + 1] == UNKNOWN and not self.unread.get((i, length)):
                 blank[i + 1] = 0
-        sig = self._normal(tuple(blank))
+        sig = self.normal(tuple(blank))
         self.theta = None
-        self._group(sig).update(fresh)
+        self.group(sig).update(fresh)
         self.signature.update(dict.fromkeys(fresh, sig))
         for (other, other_tf), held in self.probed.get(length, {}).items():
             if other != index:
@@ -323,49 +234,7 @@ class TopK:
             new = (old[0], *counts.get(offset, [0] * len(self.words)))
             moves.setdefault((old, new), set()).add(offset)
         for (old, new), moving in moves.items():
-            self._regroup(old, moving, dict(enumerate(new[1:])))
-
-    # -- signatures ----------------------------------------------------------------------
-
-    def _normal(self, sig: Signature) -> Signature:
-        """The signature with unknown words made absent where no tokens are left for them."""
-        if UNKNOWN in sig and sum(tf for tf in sig[1:] if tf > 0) >= sig[0]:
-            return tuple(0 if tf == UNKNOWN else tf for tf in sig)
-        return sig
-
-    def _group(self, sig: Signature) -> set[int]:
-        """The notes of one signature (a new, empty group if there is none yet)."""
-        members = self.groups.get(sig)
-        if members is None:
-            members = self.groups[sig] = set()
-            self.by_length.setdefault(sig[0], set()).add(sig)
-            if self.lower(sig) >= self.last_theta:
-                self.high.add(sig)
-        return members
-
-    def _regroup(self, old: Signature, moving: set[int], tfs: dict[int, int]) -> None:
-        """These notes of signature ``old`` hold these words (index -> tf; 0: not at all)."""
-        new = list(old)
-        for index, tf in tfs.items():
-            new[index + 1] = tf
-        key = self._normal(tuple(new))
-        if key == old:
-            return
-        self.theta = None
-        left = self.groups[old]
-        left -= moving
-        if not left:
-            del self.groups[old]
-            self.by_length[old[0]].discard(old)
-            self.high.discard(old)
-        self._group(key).update(moving)
-        self.signature.update(dict.fromkeys(moving, key))
-
-    def _close(self, index: int, length: int) -> None:
-        """Every bucket of word ``index`` at ``length`` is read: the notes there that were
-        not in one of them do not hold the word."""
-        for sig in [sig for sig in self.by_length.get(length, ()) if sig[index + 1] == UNKNOWN]:
-            self._regroup(sig, set(self.groups[sig]), {index: 0})
+            self.regroup(old, moving, dict(enumerate(new[1:])))
 
     # -- the answer ----------------------------------------------------------------------
 

@@ -211,8 +211,10 @@ def _note(where: str, item: Any) -> tuple[int, str, str, float]:
     """One note's id, scope, text (as it would be stored) and created time, checked."""
     if not isinstance(item, dict):
         raise BadExport(f"{where}: a note is a JSON object with id, scope, text, created_at")
-    note_id, scope, text, created_at = (item.get(key) for key in
-                                        ("id", "scope", "text", "created_at"))
+    note_id = item.get("id")
+    scope = item.get("scope")
+    text = item.get("text")
+    created_at = item.get("created_at")
     if not isinstance(note_id, int) or isinstance(note_id, bool) or not 1 <= note_id <= MAX_ID:
         raise BadExport(f'{where}: "id" must be a whole number from 1 to {MAX_ID}')
     if not isinstance(scope, str) or not clean_text(scope):

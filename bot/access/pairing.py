@@ -32,9 +32,9 @@ from bot.access.people import People, Person
 from bot.config.settings import Settings
 from bot.config.text import escape_markdown, one_line, one_name
 from bot.delivery.buttons import Buttons, ButtonTarget
+from bot.delivery.hourly import HourlyQueue
 from bot.delivery.inbox import Inbox
 from bot.delivery.outbox import Outbox
-from bot.delivery.slots import SlotTimer
 from bot.messages import Accepted, Button, IncomingMessage, PressResult, Reply
 
 log = logging.getLogger("frontdesk.access")
@@ -50,6 +50,7 @@ WINDOW_S = 3600.0  # ... in any hour
 SUMMARY_NAMES = 20  # a summary names at most this many
 REVIEW_BATCH = 10  # prompts sent per press of Review
 WAIT_KEY = "pairing"
+STRANGERS = "strangers"  # the one scope of the hourly limit: all strangers share it
 LABELS = {"allow": "Allow", "block": "Block"}
 FIRST_WORDS = 120
 ALLOWLIST_VARS = {"telegram": "TELEGRAM_ALLOWED_USERS", "discord": "DISCORD_ALLOWED_USERS"}
@@ -81,13 +82,16 @@ class Strangers:
         self.outbox = outbox
         self.people = people
         self.owner_chat = owner_chat
-        self.clock, self.sleep = clock, sleep
+        self.clock = clock
+        self.sleep = sleep
         self._told: set[tuple[str, str]] = set()  # whom the terminal was told about
-        self.lock = asyncio.Lock()  # one decision at a time: count, send, record
-        self.timer = SlotTimer(clock=lambda: self.clock(), sleep=lambda s: self.sleep(s),
-                               lock=self.lock, send_due=self._send_due,
-                               reschedule=self._schedule,
-                               failure="could not send the summary of the people held back")
+        self.hourly = HourlyQueue(
+            limit=LIMIT, window_s=WINDOW_S,
+            sent_times=lambda _scope, since: self.people.shown_times(since),
+            held_scopes=lambda: [STRANGERS] if self.people.held() else [],
+            send_held=lambda _scope, now: self._send_summaries(now),
+            failure="could not send the summary of the people held back",
+            clock=lambda: self.clock(), sleep=lambda s: self.sleep(s))
         self.reviewing: set[asyncio.Task[None]] = set()  # prompts a Review press is sending
 
     # -- a stranger writes -------------------------------------------------------------
@@ -116,17 +120,18 @@ class Strangers:
         """Put a person still asking before the owner: their own prompt while the hourly
         limit has room (again under the same key: a crash in between is mended), else held
         for the next summary; nothing once a summary has shown them."""
-        async with self.lock:
+        async with self.hourly.lock:
             now = self.clock()
-            await self._send_due(now, but=(platform, user_id))  # those held before them first
+            if self.hourly.has_room(STRANGERS, now):  # those held before them first
+                await self._send_summaries(now, but=(platform, user_id))
             shown = self.people.shown_in(platform, user_id)
-            if shown is None and self.next_slot(now) <= now:
+            if shown is None and self.hourly.has_room(STRANGERS, now):
                 key = await self._prompt(owner_platform, platform, user_id)
                 if key is not None:  # recorded after the send: a crash re-sends, same key
                     self.people.shown([(platform, user_id)], key, now)
             elif shown is not None and not shown.startswith(SUMMARY):
                 await self._prompt(owner_platform, platform, user_id)
-            self._schedule()
+            self.hourly.schedule()
 
     async def _prompt(self, owner_platform: str, platform: str, user_id: str) -> str | None:
         """Queue the owner's own prompt about one person (once per key); its key, or None
@@ -199,7 +204,9 @@ class Strangers:
         inbox first, so a crash before its answer still answers it at the next start)."""
         if target.run_id == REVIEW_RUN:
             return self._review_pressed(target.wait_key), None
-        platform, _, user_id = target.run_id[len(PAIRING_RUN):].partition(":")
+        who = target.run_id[len(PAIRING_RUN):].partition(":")  # (platform, ":", user id)
+        platform = who[0]
+        user_id = who[2]
         if self.people.status(platform, user_id) != "asked":
             return PressResult("This was already decided.", False), None
         waiting = self.people.waiting_message(platform, user_id)
@@ -220,20 +227,12 @@ class Strangers:
     # -- the hourly limit: held people leave as one summary -----------------------------
     async def resume(self) -> None:
         """At start: send the summary whose slot opened while down, and set the timer."""
-        async with self.lock:
-            await self._send_due(self.clock())
-            self._schedule()
+        await self.hourly.resume()
 
-    def next_slot(self, now: float) -> float:
-        """When a message about strangers may reach the owner again."""
-        times = self.people.shown_times(now - WINDOW_S)
-        return now if len(times) < LIMIT else times[len(times) - LIMIT] + WINDOW_S
-
-    async def _send_due(self, now: float, but: tuple[str, str] | None = None) -> None:
-        """One summary per owner platform of everyone held (``but`` one), when a slot is open."""
+    async def _send_summaries(self, now: float, but: tuple[str, str] | None = None) -> None:
+        """One summary per owner platform of everyone held (``but`` one); the caller checked
+        that a slot is open."""
         held = [p for p in self.people.held() if (p.platform, p.user_id) != but]
-        if not held or self.next_slot(now) > now:
-            return
         by_owner: dict[str, list[Person]] = {}
         for person in held:
             if (owner := self._owner_platform(person.platform)) is not None:
@@ -247,10 +246,6 @@ class Strangers:
             await self.outbox.deliver(owner_platform, chat, key, summary_text(people), [button])
             self.people.shown([(p.platform, p.user_id) for p in people], key, now)
 
-    def _schedule(self) -> None:
-        """Wake when the next slot opens, if anyone is held (called under the lock)."""
-        self.timer.wake_at(self.next_slot(self.clock()) if self.people.held() else None)
-
     # -- Review: each held person's own prompt, on the owner's request ------------------
     def _review_pressed(self, summary: str) -> PressResult:
         task = asyncio.get_running_loop().create_task(self._review(summary))
@@ -262,7 +257,7 @@ class Strangers:
         """The own prompts of the next ``REVIEW_BATCH`` people a summary showed who have none
         yet; then, if more are left, one more message with a Review button."""
         try:
-            async with self.lock:
+            async with self.hourly.lock:
                 left = [p for p in self.people.shown_by(summary)
                         if not await self._has_prompt(p)]
                 for person in left[:REVIEW_BATCH]:

@@ -101,7 +101,9 @@ class Calendar(EventSource):
         self._client = client
         self._max_age = max_age
         self._clock = clock
-        self._loaded: tuple[float, object, icalendar.Calendar] | None = None
+        self._loaded: icalendar.Calendar | None = None  # the calendar last parsed ...
+        self._loaded_at = 0.0  # ... when, by the clock ...
+        self._loaded_stamp: object = None  # ... and the file's stamp then
         self._last: tuple[icalendar.Calendar, tuple[datetime, datetime], AgendaResult] | None \
             = None
 
@@ -121,13 +123,14 @@ class Calendar(EventSource):
         stamp = self._stamp()
         now = self._clock()
         if self._loaded is not None:
-            loaded_at, loaded_stamp, calendar = self._loaded
-            if stamp is not None and stamp == loaded_stamp:
-                return calendar
-            if stamp is None and now - loaded_at < self._max_age:
-                return calendar
+            if stamp is not None and stamp == self._loaded_stamp:
+                return self._loaded
+            if stamp is None and now - self._loaded_at < self._max_age:
+                return self._loaded
         calendar = parse(self._read(), redact(self.source))
-        self._loaded = (now, stamp, calendar)
+        self._loaded = calendar
+        self._loaded_at = now
+        self._loaded_stamp = stamp
         return calendar
 
     def _is_url(self) -> bool:

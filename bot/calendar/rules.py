@@ -50,7 +50,9 @@ def rule_parts(rule: str) -> dict[str, str]:
     """``FREQ=DAILY;INTERVAL=2`` -> {'FREQ': 'DAILY', 'INTERVAL': '2'} (names upper-cased)."""
     parts: dict[str, str] = {}
     for item in rule.split(";"):
-        name, _, value = item.partition("=")
+        pair = item.partition("=")  # (name, "=", value)
+        name = pair[0]
+        value = pair[2]
         if name.strip():
             parts[name.strip().upper()] = value.strip()
     return parts

@@ -119,7 +119,9 @@ def read_bars(events: list[dict[str, Any]], run: RunInfo,
     parked: list[Bar] = []  # waiting for an answer
     last = events[-1]["t"] if events else run.started_at
     for event in events:
-        kind, node, t = event["event"], event.get("node"), float(event["t"])
+        kind = event["event"]
+        node = event.get("node")
+        t = float(event["t"])
         if kind == EventKind.GRAPH_START and event.get("resumed"):
             for bar in parked:
                 bar.end, bar.status = t, "answered"
@@ -265,10 +267,14 @@ class Scale:
         step = nice_step(linear / TICKS)
         ticks = []
         for k in range(int(linear / step + 1e-9) + 1):
-            t, since, after_break = self.t0 + k * step, self.t0, False
+            t = self.t0 + k * step
+            since = self.t0
+            after_break = False
             for a, b in self.gaps:  # skip over the squeezed stretches before this tick
                 if t > a:
-                    t, since, after_break = t + (b - a), b, True
+                    t += b - a
+                    since = b
+                    after_break = True
             label = format_duration(t - since)
             ticks.append({"x": self.x(t), "label": f"+{label}" if after_break else label})
         return ticks

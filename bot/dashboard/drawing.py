@@ -14,8 +14,13 @@ from html import escape
 
 from graphs.graph import END, START, Graph, reach_from
 
-NODE_H, LAYER_GAP, NODE_GAP, MARGIN = 34.0, 58.0, 26.0, 14.0
-CHAR_W, NODE_PAD, MIN_NODE_W = 7.4, 16.0, 70.0  # 13px sans-serif, roughly
+NODE_H = 34.0
+LAYER_GAP = 58.0
+NODE_GAP = 26.0
+MARGIN = 14.0
+CHAR_W = 7.4  # 13px sans-serif, roughly
+NODE_PAD = 16.0
+MIN_NODE_W = 70.0
 ARC_ROOM, ARC_STEP = 34.0, 14.0  # how far back-edge arcs bulge right of the nodes
 SWEEPS = 4
 NAMES = {START: "START", END: "END"}
@@ -210,7 +215,8 @@ def render_svg(graph: Graph, node_states: Mapping[str, str],
     labels: list[str] = []
     for edge in plan.edges:
         count = edge_counts.get(edge, 0)
-        path, (lx, ly) = _edge_path(plan, edge)
+        path, label_at = _edge_path(plan, edge)
+        lx, ly = label_at
         taken = " taken" if count else ""
         marker = "arrow-taken" if count else "arrow"
         times = f" (taken {count}×)" if count > 1 else " (taken)" if count else ""

@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 
 from bot.config.settings import Settings
 from bot.config.text import clean, escape_markdown, one_name
+from bot.delivery.hourly import HourlyQueue
 from bot.delivery.outbox import Outbox
-from bot.delivery.slots import SlotTimer
 from bot.tools.registry import Caller
 from sqlitedb import transaction
 from sqlitedb.database import Database
@@ -185,12 +185,13 @@ class OwnerNotifier:
         self.settings = settings
         self.outbox = outbox
         self.notices = notices
-        self.clock, self.sleep = clock, sleep
-        self.lock = asyncio.Lock()  # one decision at a time: count, send, record
-        self.timer = SlotTimer(clock=lambda: self.clock(), sleep=lambda s: self.sleep(s),
-                               lock=self.lock, send_due=self._send_due,
-                               reschedule=self._schedule,
-                               failure="could not send the held urgent messages")
+        self.clock = clock
+        self.sleep = sleep
+        self.hourly = HourlyQueue(
+            limit=LIMIT, window_s=WINDOW_S, sent_times=self.notices.sent_times,
+            held_scopes=lambda: [item.scope for item in self.notices.held()],
+            send_held=self._send_summary, failure="could not send the held urgent messages",
+            clock=lambda: self.clock(), sleep=lambda s: self.sleep(s))
 
     def targets(self, origin: str) -> list[str]:
         """Platforms to notify: FRONTDESK_NOTIFY, else the origin if it has an owner, else
@@ -215,24 +216,22 @@ class OwnerNotifier:
         if caller.is_owner:
             return "You are the owner, so there is no one to pass this on to; noted."
         key = notice_key(caller, text)
-        async with self.lock:
+        async with self.hourly.lock:
             now = self.clock()
-            await self._send_due(now)
+            await self.hourly.send_due(now)
             item = self.notices.get(key)
             if item is None:
                 item = Urgent(key, caller.scope, caller.name, caller.platform, text, now)
-                if len(self.notices.sent_times(item.scope, now - WINDOW_S)) < LIMIT:
+                if self.hourly.has_room(item.scope, now):
                     await self._send(urgent_notice(item), key, item.platform)
                     item = replace(item, notice=key, sent_at=now)
                 self.notices.record(item)  # after the send: a crash in between re-sends
-            self._schedule()              # under the same outbox key, which the ledger ignores
+            self.hourly.schedule()        # under the same outbox key, which the ledger ignores
         return SENT if item.notice else HELD
 
     async def resume(self) -> None:
         """At start: send the summaries whose slot opened while down, and set the timer."""
-        async with self.lock:
-            await self._send_due(self.clock())
-            self._schedule()
+        await self.hourly.resume()
 
     async def owner_chat(self, platform: str) -> str:
         """The owner's direct chat on a platform (through its adapter when it runs)."""
@@ -242,23 +241,15 @@ class OwnerNotifier:
         return f"user:{owner}" if owner else "console"
 
     # -- the hourly limit -----------------------------------------------------------------
-    def next_slot(self, scope: str, now: float) -> float:
-        """When this person may get a notice again: now, or when the oldest counted ages out."""
-        times = self.notices.sent_times(scope, now - WINDOW_S)
-        return now if len(times) < LIMIT else times[len(times) - LIMIT] + WINDOW_S
-
-    async def _send_due(self, now: float) -> None:
-        """One summary for each person whose held messages now have a slot."""
-        by_scope: dict[str, list[Urgent]] = {}
-        for item in self.notices.held():
-            by_scope.setdefault(item.scope, []).append(item)
-        for scope, items in by_scope.items():
-            if self.next_slot(scope, now) > now:
-                continue
-            keys = [item.key for item in items]
-            summary = "notice-summary:" + hashlib.sha256("|".join(keys).encode()).hexdigest()[:24]
-            await self._send(summary_notice(items), summary, items[0].platform)
-            self.notices.carried(keys, summary, now)
+    async def _send_summary(self, scope: str, now: float) -> None:
+        """One summary of the messages held for this person, now that they have a slot."""
+        items = [item for item in self.notices.held() if item.scope == scope]
+        if not items:
+            return
+        keys = [item.key for item in items]
+        summary = "notice-summary:" + hashlib.sha256("|".join(keys).encode()).hexdigest()[:24]
+        await self._send(summary_notice(items), summary, items[0].platform)
+        self.notices.carried(keys, summary, now)
 
     async def _send(self, notice: Notice, key: str, origin: str) -> None:
         for platform in self.targets(origin):
@@ -266,9 +257,3 @@ class OwnerNotifier:
             # The console shows text as it is; the chat platforms render Markdown.
             text = notice.plain() if platform == "console" else notice.markdown()
             await self.outbox.deliver(platform, chat, key, text)
-
-    def _schedule(self) -> None:
-        """Wake at the earliest slot a held message waits for (called under the lock)."""
-        now = self.clock()
-        self.timer.wake_at(min((self.next_slot(item.scope, now)
-                                for item in self.notices.held()), default=None))

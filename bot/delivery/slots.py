@@ -1,9 +1,10 @@
 """The timer of what waits for a slot: asleep until the next one opens, then a send, locked.
 
-The owner notifier (urgent notices) and the pairing prompts (strangers) both hold back what
-goes past their hourly limit and send it, summed up, when a slot opens. ``SlotTimer`` is that
-timer, written once: ``wake_at(due)`` keeps one task asleep until the earliest time asked for,
-then runs ``send_due(now)`` under the owner's lock and asks the owner to ``reschedule``.
+The hourly limited queue (``bot.delivery.hourly``, behind the owner notifier's urgent notices
+and the pairing prompts about strangers) holds back what goes past its limit and sends it,
+summed up, when a slot opens. ``SlotTimer`` is its timer: ``wake_at(due)`` keeps one task
+asleep until the earliest time asked for, then runs ``send_due(now)`` under the owner's lock
+and asks the owner to ``reschedule``.
 """
 
 from __future__ import annotations

@@ -53,6 +53,15 @@ class DocumentText:
         return self.total_chars is None or self.total_chars > len(self.text)
 
 
+@dataclass(frozen=True)
+class PdfText:
+    """The text of a PDF's first pages, how many pages it has, and how many were read."""
+
+    text: str
+    pages: int
+    read: int
+
+
 def is_document(file_name: str, mime_type: str) -> bool:
     """Whether ``extract_text`` reads this kind of file (by its name, else its MIME type)."""
     return _kind(file_name, mime_type) is not None
@@ -68,7 +77,10 @@ def extract_text(data: bytes, file_name: str, mime_type: str,
     pages = pages_read = None
     whole = True
     if kind == "pdf":
-        text, pages, pages_read = _pdf_text(data, limit)
+        pdf = _pdf_text(data, limit)
+        text = pdf.text
+        pages = pdf.pages
+        pages_read = pdf.read
         whole = pages_read == pages
     elif kind == "html":
         from bot.media.html_text import visible_text_upto  # the parser is needed for HTML only
@@ -91,7 +103,7 @@ def _kind(file_name: str, mime_type: str) -> str | None:
     return TEXT_SUFFIXES.get(TEXT_MIME_TYPES.get(mime_type.split(";")[0].strip(), ""))
 
 
-def _pdf_text(data: bytes, limit: int) -> tuple[str, int, int]:
+def _pdf_text(data: bytes, limit: int) -> PdfText:
     """The text of the first pages (up to ``MAX_PDF_PAGES``, stopping once there are more than
     ``limit`` characters), the number of pages, and how many were read."""
     from pypdf import PdfReader  # imported when a PDF comes: it is not needed to start
@@ -123,7 +135,7 @@ def _pdf_text(data: bytes, limit: int) -> tuple[str, int, int]:
     if not text:
         raise UnreadableDocument("That PDF has no text I can read (it may be a scan of "
                                  "paper); please send the text or a photo of the page.")
-    return text, count, len(pages)
+    return PdfText(text, count, len(pages))
 
 
 def _decode(data: bytes) -> str:

@@ -51,7 +51,9 @@ KINDS = ("text", "prompt", "calendar", "brief", "backup")
 LIMITED_KINDS = ("text", "prompt")  # what a person sets; the bot's own do not count
 # The shortest time between two occurrences of a person's recurring reminder: a guest's, the
 # owner's, and the owner's prompt tasks (each one a run of the agent, with its cost).
-MIN_GAP_GUEST_S, MIN_GAP_OWNER_S, MIN_GAP_PROMPT_S = 15 * 60.0, 60.0, 3600.0
+MIN_GAP_GUEST_S = 15 * 60.0
+MIN_GAP_OWNER_S = 60.0
+MIN_GAP_PROMPT_S = 3600.0
 
 MIGRATIONS: list[Migration] = [
     ("reminders_001_create", """

@@ -192,7 +192,9 @@ class Scheduler:
     """Fires due occurrences on time, once; sleeps exactly until the next one."""
 
     def __init__(self, deps: SchedulerDeps) -> None:
-        self.deps, self.reminders, self.clock = deps, deps.reminders, deps.clock
+        self.deps = deps
+        self.reminders = deps.reminders
+        self.clock = deps.clock
         self.started_at = self.clock()  # due before this: missed while down, marked late
         self.wake = asyncio.Event()
         self.asleep = asyncio.Event()  # set while the timer waits for its next due time

@@ -58,7 +58,9 @@ class Wizard:
                  ask_secret: Callable[[str], str] = getpass.getpass,
                  say: Callable[[str], None] = print) -> None:
         self.env = env
-        self.ask, self.ask_secret, self.say = ask, ask_secret, say
+        self.ask = ask
+        self.ask_secret = ask_secret
+        self.say = say
         self.answers: dict[str, str] = {}
 
     def run(self, env_path: Path) -> int:

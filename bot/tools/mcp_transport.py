@@ -127,7 +127,10 @@ class CappedJson(httpx2.AsyncByteStream):
     JSON-RPC error for the same request (a body cut short would be logged with a traceback)."""
 
     def __init__(self, body: Any, limit: int, request_id: Any, overran: Overran) -> None:
-        self.body, self.limit, self.request_id, self.overran = body, limit, request_id, overran
+        self.body = body
+        self.limit = limit
+        self.request_id = request_id
+        self.overran = overran
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         kept = bytearray()
@@ -148,7 +151,9 @@ class CappedEvents(httpx2.AsyncByteStream):
     """A stream of server-sent events that stops once one event went past ``limit`` bytes."""
 
     def __init__(self, body: Any, limit: int, overran: Overran) -> None:
-        self.body, self.limit, self.overran = body, limit, overran
+        self.body = body
+        self.limit = limit
+        self.overran = overran
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         since_event = 0  # bytes since the last blank line, which ends an event

@@ -263,7 +263,9 @@ def _schema(hint: Any) -> tuple[dict[str, Any], bool]:
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """The description (text before ``Args:``) and per-argument lines from a Google docstring."""
-    head, _, args_block = doc.partition("\nArgs:")
+    sections = doc.partition("\nArgs:")  # (description, "\nArgs:", the arguments)
+    head = sections[0]
+    args_block = sections[2]
     arg_docs: dict[str, str] = {}
     for line in args_block.splitlines():
         match = re.match(r"\s+(\w+)(?:\s*\([^)]*\))?:\s*(.+)", line)

@@ -22,7 +22,9 @@ class McpServers:
 
     def __init__(self, configured: str | None, home: Path, timeout: float,
                  registry: ToolRegistry) -> None:
-        self.configured, self.home, self.timeout = configured, home, timeout
+        self.configured = configured
+        self.home = home
+        self.timeout = timeout
         self.registry = registry  # where their tools are registered
         self._tools: McpTools | None = None
 

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-import memory.notes as notes_module
+import memory.bounded as bounded_module
 from memory.notes import MAX_NOTE_CHARS, Memory, NoteTooLarge
 from memory.query import all_of, query_terms
 from memory.schema import MIGRATIONS
@@ -105,7 +105,7 @@ def test_text_sqlite_cannot_store_is_cleaned(memory: Memory) -> None:
 def test_an_old_note_that_ranks_best_is_found(memory: Memory,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Notes are ranked exactly, however many newer notes hold the word."""
-    monkeypatch.setattr(notes_module, "CANDIDATES", 3)
+    monkeypatch.setattr(bounded_module, "CANDIDATES", 3)
     best_but_old = memory.add("owner", "tea")
     newer = memory.add_many("owner", [f"tea with biscuit number {n}" for n in range(5)])
     hits = memory.search("owner", "tea", k=5)
@@ -116,7 +116,7 @@ def test_only_the_newest_history_lines_are_ranked(memory: Memory,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The documented trade-off of chat history: a common word ranks only its newest
     CANDIDATES matches."""
-    monkeypatch.setattr(notes_module, "CANDIDATES", 3)
+    monkeypatch.setattr(bounded_module, "CANDIDATES", 3)
     memory.add_history("owner", "user", "tea")
     for n in range(5):
         memory.add_history("owner", "user", f"tea with biscuit number {n}")

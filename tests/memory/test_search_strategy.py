@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import memory.notes as notes_module
+import memory.bounded as bounded_module
 from memory.notes import Memory
 from memory.query import all_of, query_terms
 from sqlitedb.database import Database
@@ -28,8 +28,8 @@ def test_common_words_checked_outside_fts5_give_fts5s_answer(
         query: str) -> None:
     """Forcing every word but the rarest out of FTS5's AND changes nothing in the result."""
     memory.add_many("owner", CORPUS)
-    monkeypatch.setattr(notes_module, "WALK", 0)
-    monkeypatch.setattr(notes_module, "DENSE", 0.0)
+    monkeypatch.setattr(bounded_module, "WALK", 0)
+    monkeypatch.setattr(bounded_module, "DENSE", 0.0)
     reference = fts5_all_words(conn, query)
     hits = memory.search("owner", query, k=len(reference))
     assert [hit.id for hit in hits] == [row_id for row_id, _ in reference]
@@ -69,7 +69,7 @@ def test_any_word_pass_finds_an_older_note_with_two_of_the_words(
     both = memory.add("owner", "alpha beta")
     memory.add_many("owner", [f"alpha note {n}" for n in range(3)] +
                     [f"beta note {n}" for n in range(3)])
-    monkeypatch.setattr(notes_module, "CANDIDATES", 3)
-    monkeypatch.setattr(notes_module, "COMMON", 1.0)  # every word counts as rare here
+    monkeypatch.setattr(bounded_module, "CANDIDATES", 3)
+    monkeypatch.setattr(bounded_module, "COMMON", 1.0)  # every word counts as rare here
     hits = memory.search("owner", "alpha beta gamma", k=3)
     assert hits[0].id == both

@@ -1,15 +1,14 @@
 """The Discord adapter: discord.py 2.x between Discord and the gateway.
 
 It answers direct messages, and on servers only messages that mention the bot or reply to
-one of its messages. Every message goes through ``Gateway.handle`` (whose inbox makes a
-re-delivery after a reconnect or a resume a no-op) with a typing indicator while it works;
-replies leave through the gateway's outbox, one Discord message per part. Discord does not
-re-deliver what was sent while the bot was down, so at start (and after any fresh session)
-each channel the bot has seen is read back from its cursor, and whatever is new is answered
-once. A cursor passes a message only once it is in the inbox (or needs no answer), and a live
-message moves it only in a channel already read back in this session, so a crash before the
-read-back never skips what was sent earlier. Approvals and slash commands are in ``discord_ui``.
-Live replies (``bot.delivery.live``) grow one message by edits; "typing…" stops at a reply.
+one of its messages (``messages``). Every message goes through ``Gateway.handle`` (whose inbox
+makes a re-delivery after a reconnect or a resume a no-op) with a typing indicator while it
+works; replies leave through the gateway's outbox, one Discord message per part (``sending``
+retries what discord.py gave up on). Discord does not re-deliver what was sent while the bot
+was down, so at start (and after any fresh session) each channel the bot has seen is read
+back from its cursor (``readback``), and whatever is new is answered once. Approvals and
+slash commands are in ``ui``. Live replies (``bot.delivery.live``) grow one message by edits;
+"typing…" stops at a reply.
 
 Usage::
 
@@ -23,10 +22,9 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Sequence
+from typing import Any
 
-import aiohttp
 import discord
 from discord import app_commands
 
@@ -34,8 +32,11 @@ from bot.adapters.base import Adapter, AdapterCursors
 from bot.adapters.discord import files as discord_files
 from bot.adapters.discord.base_url import point_discord_at
 from bot.adapters.discord.format import split_reply
+from bot.adapters.discord.messages import PLATFORM, addressed_to_me, incoming, slash_message
 from bot.adapters.discord.pacing import TYPING_EVERY_S, typing_once
 from bot.adapters.discord.pacing import DiscordTuning as DiscordTuning  # its home till now
+from bot.adapters.discord.readback import ReadBack
+from bot.adapters.discord.sending import messageable, with_retries
 from bot.adapters.discord.ui import ApprovalButton, add_slash_commands, approval_view
 from bot.adapters.typing_indicator import Typing
 from bot.config.banner import adapter_line, announce
@@ -44,7 +45,6 @@ from bot.messages import (
     Attachment,
     Button,
     Inbound,
-    IncomingMessage,
     LiveRefused,
     MenuCommand,
     OutgoingFile,
@@ -53,10 +53,7 @@ from bot.messages import (
 )
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
-PLATFORM = "discord"
-CURSOR_PREFIX = "discord:channel:"  # + channel id -> every message up to this id is taken
 LIVE_LIMIT = 1990  # characters of a partial text (Discord's 2,000, less room for the mark)
 NO_CONTENT_INTENT = (
     "Discord refused the connection: the bot's Message Content Intent is off. Turn it on in "
@@ -90,7 +87,7 @@ class DiscordAdapter(discord.Client):
         super().__init__(intents=intents(), guild_ready_timeout=self.tuning.ready_timeout,
                          allowed_mentions=discord.AllowedMentions.none())
         self.desk = desk  # the inbound port messages and presses go to
-        self.cursors = cursors  # each channel's last message taken
+        self.read_back = ReadBack(cursors)  # each channel's last message taken
         self.menu = list(menu)  # the chat commands, as slash commands
         self.owner_id = settings.discord_owner_id
         self.allowed_ids = settings.discord_allowed_users  # for the start-up banner
@@ -98,7 +95,6 @@ class DiscordAdapter(discord.Client):
         self.serving = asyncio.Event()  # set once attached to the gateway
         self._owner_dm: str | None = None
         self._background: set[asyncio.Task[None]] = set()
-        self._read_back: set[int] = set()  # channels read back since this session began
         self.typing_shown = Typing(TYPING_EVERY_S)
 
     # -- discord.py hooks ------------------------------------------------------------------
@@ -113,7 +109,7 @@ class DiscordAdapter(discord.Client):
 
     async def on_connect(self) -> None:
         """A new session (READY, before its messages): every channel is read back anew."""
-        self._read_back.clear()
+        self.read_back.new_session()
 
     async def on_ready(self) -> None:
         """After READY (a new session, not a resume): attach once, then catch up."""
@@ -139,7 +135,7 @@ class DiscordAdapter(discord.Client):
     async def send_file(self, chat_id: str, file: OutgoingFile | None, caption: str = "",
                         buttons: list[Button] | None = None, *, key: str | None = None) -> str:
         """Post a part whose file is the message's attachment (None: text only), as ``send``."""
-        channel = await self._messageable(chat_id)
+        channel = await messageable(self, chat_id)
         self.stop_typing(chat_id)  # a reply is going out: no more "typing…" here
         extra: dict[str, Any] = {"view": approval_view(buttons)} if buttons else {}
         nonce: str | int = key[:25] if key else secrets.randbits(64)  # randbits: as discord.py
@@ -150,7 +146,7 @@ class DiscordAdapter(discord.Client):
             return await channel.send(caption or None, nonce=nonce, **extra)
 
         try:
-            message = await self._with_retries(post)
+            message = await with_retries(post, self.tuning)
         except discord.HTTPException as refused:
             if refused.status < 500 and refused.status != 429:  # 403, 404, 400: for good
                 raise Undeliverable(f"Discord: {refused.status} {refused.text}") from refused
@@ -168,7 +164,7 @@ class DiscordAdapter(discord.Client):
 
     async def post(self, chat_id: str, text: str) -> str:
         """A partial text as a new message; its id (discord.py waits out rate limits)."""
-        channel = await self._messageable(chat_id)
+        channel = await messageable(self, chat_id)
         self.stop_typing(chat_id)
         message = await channel.send(text)
         return str(message.id)
@@ -177,7 +173,7 @@ class DiscordAdapter(discord.Client):
                    buttons: list[Button] | None = None, *, final: bool = False) -> None:
         """Replace a message's text (``final``: an outbox part, with its buttons, retried);
         a message that is gone is ``LiveRefused``."""
-        channel = await self._messageable(chat_id)
+        channel = await messageable(self, chat_id)
         if not hasattr(channel, "get_partial_message"):
             raise LiveRefused("this channel's messages cannot be edited here")
         message = channel.get_partial_message(int(message_id))
@@ -188,7 +184,8 @@ class DiscordAdapter(discord.Client):
             if not final:
                 await message.edit(content=text)
             else:
-                await self._with_retries(lambda: message.edit(content=text, view=view))
+                await with_retries(lambda: message.edit(content=text, view=view),
+                                   self.tuning)
         except discord.NotFound as gone:
             raise LiveRefused("the message is gone") from gone
         except discord.Forbidden as refused:
@@ -196,11 +193,11 @@ class DiscordAdapter(discord.Client):
 
     async def delete(self, chat_id: str, message_id: str) -> None:
         """Remove a live message the final text did not need."""
-        channel = await self._messageable(chat_id)
+        channel = await messageable(self, chat_id)
         if hasattr(channel, "get_partial_message"):
             with contextlib.suppress(discord.NotFound):
-                await self._with_retries(
-                    lambda: channel.get_partial_message(int(message_id)).delete())
+                await with_retries(
+                    lambda: channel.get_partial_message(int(message_id)).delete(), self.tuning)
 
     def stop_typing(self, chat_id: str) -> None:
         """A reply goes out in this channel: its "typing…" stops."""
@@ -209,49 +206,17 @@ class DiscordAdapter(discord.Client):
     async def owner_chat(self) -> str | None:
         """The DM channel with ``DISCORD_OWNER_ID`` (opened on first use)."""
         if self._owner_dm is None and self.owner_id and self.owner_id.isdigit():
-            channel = await self._with_retries(
-                lambda: self.create_dm(discord.Object(int(self.owner_id or 0))))
+            channel = await with_retries(
+                lambda: self.create_dm(discord.Object(int(self.owner_id or 0))), self.tuning)
             self._owner_dm = str(channel.id)
         return self._owner_dm
 
     # -- messages --------------------------------------------------------------------------
-    def addressed_to_me(self, message: discord.Message) -> bool:
-        """A DM, or a server message that mentions the bot (or its managed role, which
-        Discord's autocomplete offers under the same name) or replies to it; never a bot's."""
-        me = self.user
-        if me is None or message.author.bot or message.author.id == me.id:
-            return False
-        if message.guild is None:
-            return True
-        if any(user.id == me.id for user in message.mentions):
-            return True
-        my_role = message.guild.self_role
-        if my_role is not None and my_role.id in message.raw_role_mentions:
-            return True
-        replied = message.reference.resolved if message.reference else None
-        return isinstance(replied, discord.Message) and replied.author.id == me.id
-
-    def incoming(self, message: discord.Message) -> IncomingMessage:
-        """The platform-neutral message, with the bot's mention taken out of the text."""
-        text = message.content
-        if self.user is not None:
-            my_role = message.guild.self_role if message.guild else None
-            mine = [f"<@{self.user.id}>", f"<@!{self.user.id}>"]
-            for mention in mine + ([f"<@&{my_role.id}>"] if my_role else []):
-                text = text.replace(mention, " ")
-        return IncomingMessage(platform=PLATFORM, chat_id=str(message.channel.id),
-                               message_id=str(message.id), user_id=str(message.author.id),
-                               text=" ".join(text.split()),
-                               user_name=message.author.display_name,
-                               is_private=message.guild is None,
-                               attachments=discord_files.attachments_of(message),
-                               user_handle=message.author.name)
-
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
         """A message's file, streamed and stopped past ``max_bytes`` (``bot.media.attachments``
         calls this)."""
-        return await self._with_retries(
-            lambda: discord_files.fetch(self._connection, attachment, max_bytes))
+        return await with_retries(
+            lambda: discord_files.fetch(self._connection, attachment, max_bytes), self.tuning)
 
     async def take(self, message: discord.Message, *, reading_back: bool = False) -> None:
         """Answer one message if it is for us (once, whatever delivers it).
@@ -261,11 +226,11 @@ class DiscordAdapter(discord.Client):
         live in a channel already read back in this session.
         """
         accepted = None
-        if self.addressed_to_me(message):
-            msg = self.incoming(message)
+        if addressed_to_me(message, self.user):
+            msg = incoming(message, self.user)
             if msg.text or msg.attachments:
                 accepted = self.desk.accept(msg)  # None: a re-delivery, answered already
-        self.passed(message.channel.id, message.id, reading_back=reading_back)
+        self.read_back.passed(message.channel.id, message.id, reading_back=reading_back)
         if accepted is not None:
             async with self.typing_shown.showing(str(message.channel.id),
                                                  lambda: typing_once(message.channel)):
@@ -274,41 +239,6 @@ class DiscordAdapter(discord.Client):
                     await self.desk.process(accepted, gather=not reading_back)
                 except Exception:  # the inbox keeps it: answered at the next start
                     log.exception("handling Discord message %s failed", message.id)
-
-    def passed(self, channel_id: int, message_id: int, *, reading_back: bool = False) -> None:
-        """Move a channel's cursor past a taken message (never back: answers finish out of
-        order); a live message in a channel not yet read back leaves it where it is."""
-        name = CURSOR_PREFIX + str(channel_id)
-        current = self.cursors.get(name)
-        if current is None:  # a channel never seen: nothing before this message to read back
-            self._read_back.add(channel_id)
-        elif not reading_back and channel_id not in self._read_back:
-            return
-        if current is None or int(current) < message_id:
-            self.cursors.set(name, str(message_id))
-
-    async def catch_up(self) -> int:
-        """Read every known channel from its cursor; answer what is new."""
-        found = 0
-        for name, last in self.cursors.with_prefix(CURSOR_PREFIX).items():
-            channel_id = int(name.removeprefix(CURSOR_PREFIX))
-            try:
-                channel = await self.fetch_channel(channel_id)
-                if not isinstance(channel, discord.abc.Messageable):
-                    continue
-                missed = [m async for m in channel.history(
-                    after=discord.Object(int(last)), oldest_first=True, limit=None)]
-                for message in missed:
-                    found += 1
-                    await self.take(message, reading_back=True)
-            except discord.HTTPException as exc:
-                log.warning("could not read Discord channel %s: %s", channel_id, exc.status)
-                continue
-            except Exception:  # this channel waits for the next session; the others go on
-                log.exception("reading back Discord channel %s failed", channel_id)
-                continue
-            self._read_back.add(channel_id)
-        return found
 
     async def _start_serving(self, first: bool) -> None:
         try:
@@ -319,7 +249,8 @@ class DiscordAdapter(discord.Client):
                 await self.desk.attach(self, background=True)
                 self.serving.set()
                 self._spawn(self._sync_commands())
-            count = await self.catch_up()
+            count = await self.read_back.catch_up(
+                self.fetch_channel, lambda message: self.take(message, reading_back=True))
             if count:
                 log.info("caught up on %d Discord message(s) sent while away", count)
         except Exception:
@@ -328,7 +259,7 @@ class DiscordAdapter(discord.Client):
 
     # -- buttons and slash commands --------------------------------------------------------
     async def press_button(self, user_id: str, token: str, press_id: str) -> PressResult:
-        """A press, as ``discord_ui`` reports it: the gateway decides."""
+        """A press, as ``bot.adapters.discord.ui`` reports it: the gateway decides."""
         await self.serving.wait()
         return await self.desk.press(PLATFORM, user_id, token, press_id)
 
@@ -337,10 +268,7 @@ class DiscordAdapter(discord.Client):
         await interaction.response.send_message(text[:2000])
         if interaction.channel_id is None:
             return
-        msg = IncomingMessage(platform=PLATFORM, chat_id=str(interaction.channel_id),
-                              message_id=f"i{interaction.id}", user_id=str(interaction.user.id),
-                              text=text, user_name=interaction.user.display_name,
-                              is_private=interaction.guild_id is None)
+        msg = slash_message(interaction, interaction.channel_id, text)
         await self.serving.wait()
         accepted = self.desk.accept(msg)
         if accepted is not None:
@@ -353,32 +281,6 @@ class DiscordAdapter(discord.Client):
             log.warning("could not register the slash commands: %s", exc.status)
 
     # -- plumbing --------------------------------------------------------------------------
-    async def _messageable(self, chat_id: str) -> discord.abc.Messageable:
-        if chat_id.startswith("user:"):  # the notifier's fallback: a DM to that user
-            return await self.create_dm(discord.Object(int(chat_id.removeprefix("user:"))))
-        channel = self.get_channel(int(chat_id))
-        if isinstance(channel, discord.abc.Messageable):
-            return channel
-        return self.get_partial_messageable(int(chat_id))
-
-    async def _with_retries(self, call: Callable[[], Awaitable[T]]) -> T:
-        """discord.py waits out 429s itself; this retries what it gave up on (5xx, network)."""
-        for attempt in range(1, self.tuning.send_attempts + 1):
-            try:
-                return await call()
-            except (discord.Forbidden, discord.NotFound):
-                raise  # permanent: retrying cannot help
-            except discord.HTTPException as exc:
-                if (exc.status < 500 and exc.status != 429) or attempt == self.tuning.send_attempts:
-                    raise
-                log.warning("Discord said %s; trying again", exc.status)
-            except (TimeoutError, OSError, aiohttp.ClientConnectionError):
-                if attempt == self.tuning.send_attempts:
-                    raise
-                log.warning("Discord unreachable; trying again")
-            await asyncio.sleep(self.tuning.retry_base_s * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
-
     def _spawn(self, job: Awaitable[None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(job)
         self._background.add(task)

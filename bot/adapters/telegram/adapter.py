@@ -244,7 +244,9 @@ class TelegramAdapter:
                    buttons: list[Button] | None = None, *, final: bool = False) -> None:
         """A partial text in place (one try), or, ``final``, an outbox part's HTML with its
         buttons (waited out and retried like ``send``); "not modified" counts as done."""
-        target, number, markup = int(chat_id), int(message_id), buttons_markup(buttons)
+        target = int(chat_id)
+        number = int(message_id)
+        markup = buttons_markup(buttons)
         try:
             if not final:
                 await self.live_call(chat_id, lambda: self.bot.edit_message_text(

@@ -132,7 +132,7 @@ def _addressed(message: Message, text: str, me: User) -> tuple[bool, str]:
         if mentioned:
             addressed = True
         elif entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0:
-            _, _, target = value.partition("@")
+            target = value.partition("@")[2]
             if target.lower() not in {"", (me.username or "").lower()}:
                 return False, text  # a command for another bot in the group
             addressed = True

@@ -51,7 +51,9 @@ class WebhookConfig:
         if not url:
             return None
         listen = (env.get("FRONTDESK_TELEGRAM_WEBHOOK_LISTEN") or "127.0.0.1:8443").strip()
-        host, _, port = listen.rpartition(":")
+        address = listen.rpartition(":")  # (host, ":", port)
+        host = address[0]
+        port = address[2]
         secret = (env.get("FRONTDESK_TELEGRAM_WEBHOOK_SECRET") or "").strip()
         return cls(url, host or "127.0.0.1", int(port), secret or secrets.token_urlsafe(32))
 
@@ -87,13 +89,19 @@ async def serve_webhook(bot: Bot, intake: Intake, config: WebhookConfig) -> None
 
 async def _handle(reader: asyncio.StreamReader, intake: Intake, config: WebhookConfig) -> int:
     """Read one request; record its update; the status code to answer."""
-    method, target, _ = (await reader.readline()).decode("latin-1").split(" ", 2)
+    request_line = (await reader.readline()).decode("latin-1").split(" ", 2)
+    if len(request_line) != 3:  # method, target, version
+        return 400
+    method = request_line[0]
+    target = request_line[1]
     headers: dict[str, str] = {}
     for _ in range(MAX_HEADERS):
         line = (await reader.readline()).decode("latin-1").strip()
         if not line:
             break
-        name, _, value = line.partition(":")
+        header = line.partition(":")  # (name, ":", value)
+        name = header[0]
+        value = header[2]
         headers[name.strip().lower()] = value.strip()
     if method != "POST" or urlsplit(target).path != config.path:
         return 404
