@@ -26,7 +26,7 @@ from bot.messages import Button, MenuCommand, PressResult
 log = logging.getLogger(__name__)
 
 CUSTOM_ID_PREFIX = "fd:"
-TOKEN_PATTERN = r"[A-Za-z0-9_-]{1,64}"
+TOKEN_PATTERN = r"[A-Za-z0-9_.-]{1,64}"  # a token: its kind, a dot, 22 random characters
 MAX_BUTTONS = 25  # five rows of five
 
 # (user id, token, the interaction's id: never repeated, so a second press is one) -> result
