@@ -1,7 +1,8 @@
 """The gateway: every message from every adapter, in order, answered once.
 
-Order for one message: allowlist (checked once) → inbox record (before any work) → its burst
-settles (``bot.chat.bursts``: close lines of one person are one turn) → per-chat lock → a
+Order for one message: allowlist (checked once) → inbox record (before any work) → its turn
+(``bot.chat.turns``: a lone line at once, close lines of one person as one turn once they
+pause, ``bot.chat.bursts``) → per-chat lock → a
 chat command, a workflow command (``bot.chat.workflow_commands``), an answer to this
 chat's waiting run, or a new run (the triage graph, or the plain agent loop with graph mode
 off) → outbox (``bot.delivery.outbox``, shared with the owner notifier) → send. Every run
@@ -31,6 +32,7 @@ from bot.chat.commands import Command, CommandHandler, parse
 from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
 from bot.chat.locks import ChatLocks
 from bot.chat.meetings import MeetingChat
+from bot.chat.turns import Turns, chat_so_far
 from bot.chat.senders import history_key, run_id_for, scope_of, sender_of, storable
 from bot.chat.workflow_commands import (
     WORKFLOW_COMMANDS,
@@ -88,7 +90,7 @@ class Gateway:
         self.chat_workflow, self.workflows, self.today = chat_workflow, workflows, today
         self.commands, self.strangers, self.decisions = commands, strangers, decisions
         self.locks = locks  # shared with the decisions: one thing at a time per chat
-        self.bursts = bursts  # the lines waiting to be answered as one turn
+        self.turns = Turns(bursts, locks, ledger, store, runs)  # lone lines, and bursts
         self.start_tools, self.make_files = start_tools, make_files
         self.meetings = meetings  # /meetings: a person's bookings with Cancel buttons
         self.live = live  # the answer shown as it is written (FRONTDESK_STREAM)
@@ -153,23 +155,18 @@ class Gateway:
             if not self.ledger.record(msg.platform, msg.chat_id, msg.message_id, msg.user_id,
                                       msg.to_json()):
                 return None
-            self.bursts.arrived(msg)  # recorded first: a crash in its burst's wait loses none
+            self.turns.arrived(msg)  # recorded first: a crash in its burst's wait loses none
         return accepted
 
     async def process(self, accepted: Accepted, *, gather: bool = True) -> Reply | None:
-        """Answer an accepted message; a stranger's is ``bot.access.pairing``'s. A line waits
-        for its burst to settle (``gather``) and is answered with it: the reply goes to the
-        process that answered the burst, the others of its lines get None."""
+        """Answer an accepted message; a stranger's is ``bot.access.pairing``'s. A lone line
+        is answered at once; lines of a burst (``gather``) once the person pauses, as one:
+        the reply goes to the process that answered the burst, the others get None."""
         msg = accepted.message
         if accepted.level is None:
             return await self.strangers.arrived(msg)
-        if gather:
-            await self.bursts.settled(msg)
-        reply = None
-        async with self.locks.of(msg.platform, msg.chat_id):
-            for burst in self.bursts.due(msg):
-                reply = await self._answer_locked(burst, accepted.is_owner)
-        return reply
+        return await self.turns.answer(
+            msg, lambda burst: self._answer_locked(burst, accepted.is_owner), gather=gather)
 
     async def _answer_locked(self, burst: list[IncomingMessage], is_owner: bool) -> Reply:
         """Answer a burst of one person's messages as one (its chat's lock held): deliver,
@@ -192,7 +189,8 @@ class Gateway:
         deadline = asyncio.timeout(self.settings.answer_deadline)
         try:
             with in_chat(msg.platform, msg.chat_id):  # its model calls: this chat's /model
-                async with deadline, self._showing(msg):  # live updates stop before delivery
+                async with deadline, self._showing(msg) as live:  # stopped before delivery
+                    self.turns.showing(run_id_for(msg), live)
                     reply = await self._answer(msg, is_owner,
                                                {"messages": ids} if ids[1:] else {})
         except asyncio.CancelledError:  # a clean stop (SIGTERM): the messages stay open, and
@@ -285,9 +283,9 @@ class Gateway:
                        extra: dict[str, Any]) -> dict[str, Any]:
         """A new run's input: the text, who sent it, the chat so far (which it then joins),
         and what its files added (``caption``, ``images``) or the ids of a burst's lines."""
-        history = [{"role": role, "content": text}
-                   for role, text in self.memory.history(history_key(msg), 10)]
-        self.memory.add_history(history_key(msg), "user", msg.text)
+        told = self.turns.told(msg, extra.get("messages", ()))  # by a turn that gave way
+        history, line = chat_so_far(self.memory, history_key(msg), msg.text, told, 10)
+        self.memory.add_history(history_key(msg), "user", line)
         return {"text": msg.text, "sender": sender_of(msg, is_owner), "history": history,
                 **extra}
 
@@ -310,7 +308,8 @@ class Gateway:
                 "name": state["sender"].get("name", ""),
                 "words": first_words(str(state.get("text") or state.get("brief") or "")),
                 **({"messages": state["messages"]} if "messages" in state else {})}
-        return await self.runs.start(workflow, state, run_id=run_id, meta=meta)
+        return await self.runs.start(workflow, state, run_id=run_id, meta=meta,
+                                     observer=self.turns.observer(run_id))
 
     async def _command(self, msg: IncomingMessage, command: Command, is_owner: bool) -> Reply:
         started = WORKFLOW_COMMANDS.get(command.name)
