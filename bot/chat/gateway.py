@@ -32,8 +32,8 @@ from bot.chat.commands import Command, CommandHandler, parse
 from bot.chat.decisions import FAILURE, NOT_OWNER, Decisions
 from bot.chat.locks import ChatLocks
 from bot.chat.meetings import MeetingChat
-from bot.chat.turns import Turns, chat_so_far
 from bot.chat.senders import history_key, run_id_for, scope_of, sender_of, storable
+from bot.chat.turns import Turns, chat_so_far
 from bot.chat.workflow_commands import (
     WORKFLOW_COMMANDS,
     CommandRequest,

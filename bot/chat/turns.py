@@ -45,7 +45,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot.adapters.base import IncomingMessage, Reply
-from bot.chat.bursts import Bursts, Key, key_of, merged, mergeable
+from bot.chat.bursts import Bursts, Key, key_of, mergeable, merged
 from bot.chat.locks import ChatLocks
 from bot.chat.senders import run_id_for
 from bot.delivery.ledger import Ledger

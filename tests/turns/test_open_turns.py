@@ -24,7 +24,15 @@ from bot.models.base import (
     resolve_observer,
 )
 from bot.models.base import Reply as ModelReply
-from tests.gateway.conftest import Gate, Harness, HarnessFactory, PurposeModel, home, make_harness
+from tests.gateway.conftest import (
+    Gate,
+    Harness,
+    HarnessFactory,
+    PurposeModel,
+    home,
+    make_harness,
+    until,
+)
 
 __all__ = ["home", "make_harness"]  # fixtures used here
 
@@ -41,10 +49,11 @@ class CountedModel(PurposeModel):
             return await super().complete(messages, tools=tools, max_tokens=max_tokens,
                                           purpose=purpose, observer=observer, on_text=on_text)
         except asyncio.CancelledError:
-            emit(resolve_observer(observer), {"event": "model_call", "role": self.role, "provider": "fake",
-                            "model": self.name, "purpose": purpose, "input_tokens": 10,
-                            "output_tokens": max_tokens, "cost_usd": 0.25,
-                            "duration_s": 0.0, "cancelled": True})
+            emit(resolve_observer(observer), {
+                "event": "model_call", "role": self.role, "provider": "fake",
+                "model": self.name, "purpose": purpose, "input_tokens": 10,
+                "output_tokens": max_tokens, "cost_usd": 0.25, "duration_s": 0.0,
+                "cancelled": True})
             raise
 
 
@@ -162,3 +171,36 @@ async def test_ten_lines_are_one_reply_and_at_most_one_cancelled_turn(
     assert harness.adapter.to("100") == ["agent: " + "\n".join(lines)]
     runs = harness.services.store.runs(limit=10)
     assert sorted(run.status for run in runs) == ["cancelled", "completed"]
+
+
+async def test_stopped_after_a_cancel_the_burst_is_answered_once_with_a_fresh_run(
+        make_harness: HarnessFactory) -> None:
+    gate = Gate("first question")
+    harness = await make_harness(small=PurposeModel("small", gate=gate),
+                                 FRONTDESK_MERGE_WINDOW="5")
+    first = harness.message("first question?")
+    accepted = harness.gateway.accept(first)
+    assert accepted is not None
+    answering = asyncio.create_task(harness.gateway.process(accepted))
+    await asyncio.wait_for(gate.entered.wait(), 30)
+    second = harness.message("and a second line")
+    more = harness.gateway.accept(second)
+    assert more is not None
+    waiting = asyncio.create_task(harness.gateway.process(more))
+    store = harness.services.store
+    await until(lambda: (run := store.run(run_id_for(first))) and run.status == "cancelled")
+    for process in (answering, waiting):  # stopped while the burst waits for its pause
+        process.cancel()
+    await asyncio.gather(answering, waiting, return_exceptions=True)
+    assert harness.adapter.to("100") == []
+
+    gate.release.set()
+    again = await make_harness(small=PurposeModel("small", gate=gate),
+                               FRONTDESK_MERGE_WINDOW="5")  # the next start, same home
+    await until(lambda: again.adapter.to("100"))
+    assert again.adapter.to("100") == ["agent: first question?\nand a second line"]
+    runs = {run.id: run.status for run in again.services.store.runs(limit=10)}
+    assert runs == {run_id_for(first): "cancelled",
+                    run_id_for(merged([first, second])): "completed"}
+    assert [role for role, _ in again.services.memory.history(history_key(first), 10)] == \
+        ["user", "user", "assistant"]  # line one once
