@@ -129,11 +129,20 @@ class Turns:
         if turn is not None and mergeable(msg) \
                 and self.bursts.clock() - turn.since <= self.bursts.window and turn.quiet():
             self.bursts.put_back(turn.message)
-            lines = [turn.message, msg]  # after a crash: one turn, with the burst's run
-            self.ledger.join_run(msg.platform, msg.chat_id, [m.message_id for m in lines],
-                                 run_id_for(merged(lines)))
+            self._join([turn.message, msg])
             turn.cancel()
         self.bursts.arrived(msg)
+
+    def _join(self, lines: list[IncomingMessage]) -> None:
+        """File the lines under their burst's run before the cancel: after a crash they are
+        one turn, with a fresh run, and the cancelled run is never taken as it stands."""
+        ids = [line.message_id for line in lines]
+        run_id = run_id_for(merged(lines))
+        if self.ledger.conn.in_transaction:  # the Telegram intake records a batch in one
+            for message_id in ids:
+                self.ledger.set_run(lines[0].platform, lines[0].chat_id, message_id, run_id)
+        else:
+            self.ledger.join_run(lines[0].platform, lines[0].chat_id, ids, run_id)
 
     async def answer(self, msg: IncomingMessage, answer_burst: AnswerBurst, *,
                      gather: bool = True) -> Reply | None:
