@@ -40,7 +40,7 @@ Usage (the gateway)::
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -56,7 +56,7 @@ from graphs.runs import Runs, RunStore
 from memory.notes import Memory
 from memory.query import clean_text
 
-AnswerBurst = Callable[[list[IncomingMessage]], Awaitable[Reply]]  # its chat's lock held
+AnswerBurst = Callable[[list[IncomingMessage]], Coroutine[Any, Any, Reply]]  # chat locked
 MERGED = "merged"  # who cancelled a turn that gave way to its burst
 QUIET_EVENTS = frozenset({EventKind.GRAPH_START, EventKind.NODE_START, EventKind.NODE_END,
                           EventKind.ROUTE, EventKind.MODEL_CALL, EventKind.FIRST_TOKEN,
