@@ -3,9 +3,9 @@
 The benches that measure Frontdesk through its whole path (``bench/telegram.py``,
 ``bench/triage_tax.py``) start it the same way: a `frontdesk run` subprocess with a clean
 environment (no ``FRONTDESK_``, ``TELEGRAM_``, model variables of the shell leak in), polling
-its own instance of ``tests/fakes/telegram_server.py``, with merging off
-(``FRONTDESK_MERGE_WINDOW=0``: its deliberate wait for more lines is ``bench/burst.py``'s, not
-the path's). A bench passes what else it needs (owner, allowed users, model settings).
+its own instance of ``tests/fakes/telegram_server.py``, with the defaults (merging on: a lone
+line is not held, so a round trip measures the path as a person meets it). A bench passes what
+else it needs (owner, allowed users, model settings).
 
 A bench script imports this as ``bench.frontdesk_run`` with the repository first on
 ``sys.path`` (and ``bench/`` off it, whose ``telegram.py`` would shadow python-telegram-bot).
@@ -41,10 +41,10 @@ def clean_env() -> dict[str, str]:
 
 def start_frontdesk(api: FakeTelegramServer, home: Path,
                     settings: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    """`frontdesk run` in ``home``, polling ``api``, with merging off and ``settings``."""
+    """`frontdesk run` in ``home``, polling ``api``, with the defaults and ``settings``."""
     env = clean_env() | {
         "TELEGRAM_BOT_TOKEN": api.token, "TELEGRAM_BASE_URL": api.base_url,
-        "FRONTDESK_HOME": str(home), "FRONTDESK_MERGE_WINDOW": "0", **settings}
+        "FRONTDESK_HOME": str(home), **settings}
     return subprocess.Popen([sys.executable, "-m", "bot.cli.main", "run"], env=env, cwd=home,
                             stdout=subprocess.DEVNULL)
 

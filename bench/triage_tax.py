@@ -5,8 +5,8 @@ Usage:
     .venv/bin/python bench/triage_tax.py --rounds 10
     .venv/bin/python bench/triage_tax.py --keep-alive  # connections kept, as in a busy chat
 
-Two `frontdesk run` processes (``bench/frontdesk_run.py``: merging off, so the measure is the
-path's), one in graph mode and one with FRONTDESK_GRAPH_WORKFLOWS=0, each poll their own
+Two `frontdesk run` processes (``bench/frontdesk_run.py``: the defaults, merging on, as a
+person meets them), one in graph mode and one with FRONTDESK_GRAPH_WORKFLOWS=0, each poll their own
 loopback Telegram fake (``tests/fakes/telegram_server.py``) and share one OpenAI-compatible
 fake (``tests/fakes/openai_server.py``) that answers like a provider: the small model
 (``gpt-4.1-mini``) in 0.3 s, the big one (``gpt-4.1``) in 1.5 s per call. Each call opens its
@@ -29,8 +29,12 @@ there. The ratio is graph p50 over loop p50, with a 90 % interval from resamplin
 (1,000 draws): how far luck could move it. Model calls and tokens per message are read from
 each run's trace (its ``model_call`` events, cancelled ones included, counted as Frontdesk
 counted them), and its ``speculation`` events: first turns started early, adopted, cancelled.
-Targets: questions and tasks at p50 ≤ 1.05× the loop's; a greeting ≤ 0.5× the loop's and
-never on the big model.
+Then each bot gets a burst: ``BURST`` lines from the owner, ``BURST_GAP_S`` apart (someone
+typing a thought line by line), answered with 1 reply, as 1 turn (at most one cancelled turn
+more: the first line's, started at once and cancelled by the second).
+
+Targets: questions and tasks at p50 ≤ 1.05× the loop's; a greeting and an urgent message
+≤ 0.5× the loop's, a greeting never on the big model; the burst: 1 reply.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
+import time
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -76,7 +81,10 @@ MESSAGES: dict[str, list[str]] = {
 INTENT = {"greeting": "social", "question": "question", "task": "task", "urgent": "urgent",
           "misread greeting": "social"}
 SENDER = {"urgent": GUEST}  # everything else comes from the owner
-TARGETS = {"question": 1.05, "task": 1.05, "greeting": 0.5}
+TARGETS = {"question": 1.05, "task": 1.05, "greeting": 0.5, "urgent": 0.5}
+BURST = [f"burst line {n + 1} of a thought typed line by line" for n in range(10)]
+BURST_GAP_S = 0.2
+BURST_QUIET_S = 8.0  # after the first reply to a burst: time enough for a second turn's reply
 WARM_UP = "what is new?"  # each bot's first message: the SDK's import, the first connection
 COLD = {"Connection": "close"}  # every model call on a connection of its own
 DRAWS = 1000  # resamples of the rounds for the ratio's interval
@@ -189,9 +197,44 @@ def read_calls(home: Path) -> dict[str, Calls]:
 Times = dict[str, dict[str, list[float]]]  # mode -> kind -> seconds, one per round
 
 
-def measure(rounds: int, keep: Path | None,
-            keep_alive: bool) -> tuple[Times, dict[str, dict[str, Calls]]]:
-    """Both bots, ``rounds`` messages of each kind each; their latencies and their traces."""
+@dataclass
+class Burst:
+    """What one burst got: replies, the seconds from its last line to the first reply, and
+    its runs by status (a cancelled one is the first line's turn that gave way)."""
+
+    replies: int
+    last_line_to_reply_s: float
+    runs: Counter[str]
+
+
+def send_burst(api: FakeTelegramServer) -> tuple[int, float]:
+    """``BURST`` from the owner, ``BURST_GAP_S`` apart: the replies, and the seconds from the
+    last line to the first reply (waiting ``BURST_QUIET_S`` more for a second one)."""
+    before = len(api.messages_to(OWNER))
+    for number, line in enumerate(BURST):
+        if number:
+            time.sleep(BURST_GAP_S)  # the person's pace
+        api.push_message(OWNER, OWNER, line)
+    sent = time.perf_counter()
+    api.wait_for_sync(lambda: len(api.messages_to(OWNER)) > before, timeout=60)
+    first = time.perf_counter() - sent
+    time.sleep(BURST_QUIET_S)  # no second reply may come
+    return len(api.messages_to(OWNER)) - before, first
+
+
+def burst_runs(home: Path) -> Counter[str]:
+    """The statuses of the runs that answered the burst's lines (by its first line)."""
+    store = RunStore(home / "frontdesk.db")
+    statuses = Counter(run.status for run in store.runs(limit=10_000)
+                       if str(store.record(run.id).input.get("text", "")).startswith(BURST[0]))
+    store.close()
+    return statuses
+
+
+def measure(rounds: int, keep: Path | None, keep_alive: bool
+            ) -> tuple[Times, dict[str, dict[str, Calls]], dict[str, Burst]]:
+    """Both bots, ``rounds`` messages of each kind each, then a burst each; their latencies,
+    their traces and the bursts."""
     times: Times = {"graph": defaultdict(list), "loop": defaultdict(list)}
     with (FakeOpenAIServer() as model_api, FakeTelegramServer() as graph_api,
           FakeTelegramServer() as loop_api, tempfile.TemporaryDirectory() as tmp):
@@ -217,9 +260,11 @@ def measure(rounds: int, keep: Path | None,
                     text, user = texts[n % len(texts)], SENDER.get(kind, OWNER)
                     for mode in (("graph", "loop") if n % 2 else ("loop", "graph")):
                         times[mode][kind].append(round_trip(apis[mode], user, text))
+            sent = {mode: send_burst(apis[mode]) for mode in ("graph", "loop")}
         finally:
             stop(*bots)
-        return times, {mode: read_calls(homes[mode]) for mode in homes}
+        bursts = {mode: Burst(*sent[mode], burst_runs(homes[mode])) for mode in homes}
+        return times, {mode: read_calls(homes[mode]) for mode in homes}, bursts
 
 
 def ratio_interval(graph: list[float], loop: list[float]) -> tuple[float, float]:
@@ -242,12 +287,25 @@ def main() -> int:
                         "their connections (favours the loop: see above)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    times, calls = measure(args.rounds, args.keep, args.keep_alive)
+    times, calls, bursts = measure(args.rounds, args.keep, args.keep_alive)
     print(f"machine load (1-minute average) {load_before:.2f} before, "
           f"{os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores; model calls "
           f"{'reuse their connections' if args.keep_alive else 'on a connection each'}")
     report(times, calls, args.rounds)
+    report_bursts(bursts)
     return 0
+
+
+def report_bursts(bursts: dict[str, Burst]) -> None:
+    """One line per mode: what a burst of ``BURST`` lines got."""
+    for mode, burst in bursts.items():
+        runs = ", ".join(f"{count} {status}" for status, count in sorted(burst.runs.items()))
+        met = burst.replies == 1 and burst.runs["completed"] == 1 \
+            and burst.runs["cancelled"] <= 1
+        print(f"burst ({mode}): {len(BURST)} lines {BURST_GAP_S:g} s apart -> "
+              f"{burst.replies} repl(y/ies), runs {runs}; last line to reply "
+              f"{burst.last_line_to_reply_s:.2f} s ({'meets' if met else 'MISSES'} 1 reply, "
+              "1 turn + at most 1 cancelled)")
 
 
 def report(times: Times, calls: dict[str, dict[str, Calls]], rounds: int) -> None:

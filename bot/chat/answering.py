@@ -22,6 +22,7 @@ from bot.chat.bursts import merged
 from bot.chat.decisions import FAILURE
 from bot.chat.handlers import Handler, Turn
 from bot.chat.senders import history_key, run_id_for, storable
+from bot.chat.turns import Turns
 from bot.delivery.inbox import Inbox
 from bot.delivery.live import LiveReplies
 from bot.delivery.outbox import Outbox
@@ -48,10 +49,12 @@ class Answerer:
 
     def __init__(self, *, inbox: Inbox, outbox: Outbox, handlers: Sequence[Handler],
                  memory: Memory, runs: Runs, deadline: float,
-                 make_files: Callable[[], Attachments],
-                 live: LiveReplies | None = None) -> None:
+                 make_files: Callable[[], Attachments], live: LiveReplies | None = None,
+                 turns: Turns | None = None) -> None:
         """``handlers`` in the order they are asked; ``deadline`` seconds per turn;
-        ``make_files`` builds the attachments pipeline on the first message with files."""
+        ``make_files`` builds the attachments pipeline on the first message with files;
+        ``turns`` is told where a lone line's answer shows (a shown text ends its chance to
+        give way to its burst)."""
         self.inbox = inbox
         self.outbox = outbox
         self.handlers = list(handlers)
@@ -60,6 +63,7 @@ class Answerer:
         self.deadline = deadline
         self.make_files = make_files
         self.live = live
+        self.turns = turns
         self._files: Attachments | None = None
 
     @property
@@ -84,6 +88,8 @@ class Answerer:
         deadline = asyncio.timeout(self.deadline)
         try:
             async with deadline, self._showing(msg) as live:  # live: stops before delivery
+                if self.turns is not None:
+                    self.turns.showing(run_id_for(msg), live)
                 reply = await self._answer(Turn(msg, is_owner, {"messages": ids}
                                                 if ids[1:] else {}, live))
         except asyncio.CancelledError:  # a clean stop (SIGTERM): the messages stay open, and

@@ -38,6 +38,7 @@ from bot.chat.locks import ChatLocks
 from bot.chat.meetings import CANCEL, MeetingChat
 from bot.chat.meetings import KIND as MEETING_KIND
 from bot.chat.model_command import ModelCommand
+from bot.chat.turns import Turns
 from bot.config.settings import Settings
 from bot.delivery.build import Delivery
 from bot.meetings.build import Meetings
@@ -81,6 +82,8 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
         tools.registry.register(meeting_tool(meeting_chat.propose))
         tools.registry.register(move_tool(meeting_chat.move))
     decisions = build_decisions(delivery, admission, flows, meeting_chat, locks)
+    turns = Turns(Bursts(settings.merge_window), locks, delivery.inbox, flows.store,
+                  flows.runs)  # a lone line answered at once, the lines of a burst as one
     workflows = {w.name: w for w in (flows.triage, flows.loop, flows.content, flows.brief,
                                      meetings.flow)}
     commands = CommandHandler(memory, reminders.store, ModelCommand(models.big,
@@ -92,11 +95,12 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
         TypedPicks(decisions),
         WaitAnswers(flows.store, flows.runs, delivery.run_chats, delivery.outbox,
                     delivery.buttons, decisions),
-        NewRun(flows.chat, runner, memory, decisions, delivery.notifier, delivery.outbox)]
+        NewRun(flows.chat, runner, memory, decisions, delivery.notifier, delivery.outbox,
+               turns)]
     answerer = Answerer(inbox=delivery.inbox, outbox=delivery.outbox, handlers=handlers,
                         memory=memory, runs=flows.runs, deadline=settings.answer_deadline,
                         make_files=lambda: attachments_for(settings),
-                        live=delivery.live)
+                        live=delivery.live, turns=turns)
 
     async def prune_traces() -> None:
         prune(settings.traces_dir, settings.trace_days)
@@ -107,7 +111,7 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     gateway = Gateway(
         access=admission.access, inbox=delivery.inbox, outbox=delivery.outbox,
         strangers=admission.strangers, answerer=answerer, decisions=decisions, locks=locks,
-        bursts=Bursts(settings.merge_window),
+        turns=turns,
         on_start=[prune_traces, tools.mcp.start, flows.runs.recover, queue_owed,
                   delivery.notifier.resume, admission.strangers.resume, decisions.expire])
     briefing = Briefing(flows.brief, runner, decisions, delivery.notifier, delivery.outbox,

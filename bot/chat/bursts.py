@@ -8,9 +8,15 @@ same person sends something that keeps its own path (a command, a file): that is
 after the lines before it, and lines after it start a new burst. A line that arrives while
 the chat's turn is running waits for the chat; the lines waiting then are the next turn.
 
-The gateway tells ``Bursts`` of every allowed message once it is in the inbox (``arrived``,
-so nothing waits before it is recorded), waits for its burst to settle (``settled``), then,
-under the chat's lock, takes the bursts due in order (``next_for``) and answers each. The
+A line alone in its burst is not held: its turn starts at once (``left`` is 0), and
+``bot.chat.turns`` cancels that turn when a second line comes while it has done nothing the
+chat could see, putting the line back (``put_back``) to wait with its burst. Only a burst of
+two lines or more waits for the person to pause.
+
+``bot.chat.turns`` tells ``Bursts`` of every allowed message once it is in the inbox
+(``arrived``, so nothing waits before it is recorded), waits for its burst to settle
+(``settled``), then, under the chat's lock, takes the bursts due in order (``due``) and
+answers each. The
 waiting lines live only in memory: a crash loses nothing, since each is in the inbox, and
 ``bot.chat.backlog`` groups what a crash left open the same way at the next start (a burst a
 turn took up is recorded under its run id before the run starts, so it is found whole).
@@ -43,8 +49,15 @@ def mergeable(msg: IncomingMessage) -> bool:
 
 
 def merged(burst: Sequence[IncomingMessage]) -> IncomingMessage:
-    """The one message a turn answers: the first line's, with every line's text in order."""
-    return replace(burst[0], text="\n".join(msg.text for msg in burst))
+    """The one message a turn answers: the first line's, with every line's text in order.
+
+    A burst of two lines or more gets an id of its own (the first line's, marked ``+``), so
+    its run is not the run a turn for the first line alone may have started (and been
+    cancelled: ``bot.chat.turns``); the same lines give the same id after any restart."""
+    if len(burst) == 1:
+        return burst[0]
+    return replace(burst[0], message_id=burst[0].message_id + "+",
+                   text="\n".join(msg.text for msg in burst))
 
 
 @dataclass(frozen=True)
@@ -70,7 +83,7 @@ class Bursts:
         self._burst: dict[Key, int] = {}  # the number of the burst a new line joins
         self._cuts: dict[tuple[Key, str], int] = {}  # an own-path message's place
         self._changed: dict[Key, asyncio.Event] = {}
-        self._taken: set[tuple[Key, str]] = set()  # lines taken, their process not yet seen
+        self._taken: dict[tuple[Key, str], Line] = {}  # lines taken, process not yet seen
 
     @property
     def on(self) -> bool:
@@ -95,23 +108,52 @@ class Bursts:
         if (changed := self._changed.pop(key, None)) is not None:
             changed.set()
 
-    async def settled(self, msg: IncomingMessage) -> None:
-        """Return once ``msg``'s burst is closed, quiet for the window, or waited on long
-        enough (at once when merging is off or ``msg`` keeps its own path)."""
+    def left(self, msg: IncomingMessage) -> float:
+        """Seconds until ``msg``'s burst is answered: 0 when it is alone in its burst (a lone
+        line starts at once), closed (a command or a file came after it, or it is full), quiet
+        for the window, waited on long enough, or not waiting at all."""
         key = key_of(msg)
-        while (line := self._line(key, msg.message_id)) is not None:
-            burst = [other for other in self._lines[key] if other.burst == line.burst]
-            if line.burst < self._burst.get(key, 0):
-                return  # closed: a command or a file came after it, or it is full
-            left = min(burst[-1].at + self.window, burst[0].at + self.max_wait) - self.clock()
-            if left <= 0:
-                return
+        line = self._line(key, msg.message_id)
+        if line is None or line.burst < self._burst.get(key, 0):
+            return 0.0
+        burst = [other for other in self._lines[key] if other.burst == line.burst]
+        if len(burst) == 1:
+            return 0.0
+        left = min(burst[-1].at + self.window, burst[0].at + self.max_wait) - self.clock()
+        return max(0.0, left)
+
+    async def settled(self, msg: IncomingMessage) -> None:
+        """Return once ``msg``'s burst may be answered (``left`` is 0)."""
+        key = key_of(msg)
+        while (left := self.left(msg)) > 0:
             changed = self._changed.setdefault(key, asyncio.Event())
             try:
                 async with asyncio.timeout(left):
                     await changed.wait()
             except TimeoutError:
                 pass
+
+    def open_alone(self, msg: IncomingMessage, burst: Sequence[IncomingMessage]) -> bool:
+        """Whether ``burst``, just taken, is ``msg`` alone in a burst still open to more
+        lines: its turn may be cancelled by the next line (``bot.chat.turns``)."""
+        key = key_of(msg)
+        line = self._taken.get((key, msg.message_id))
+        return (self.on and len(burst) == 1 and burst[0] is msg and line is not None
+                and line.burst == self._burst.get(key, 0) and not self._lines.get(key))
+
+    def arrived_at(self, msg: IncomingMessage) -> float:
+        """When a taken line arrived (now, for a message ``arrived`` never saw)."""
+        line = self._taken.get((key_of(msg), msg.message_id))
+        return self.clock() if line is None else line.at
+
+    def put_back(self, msg: IncomingMessage) -> None:
+        """A taken line whose turn was cancelled waits again, first of its person's lines,
+        in the burst a new line joins (its own arrival time kept: ``MAX_WAIT_S`` counts
+        from it)."""
+        key = key_of(msg)
+        line = self._taken.pop((key, msg.message_id))
+        lines = self._lines.setdefault(key, [])
+        lines.insert(0, replace(line, burst=self._burst.get(key, 0)))
 
     def due(self, msg: IncomingMessage) -> Iterator[list[IncomingMessage]]:
         """The bursts ``msg``'s process answers, in order (its chat's lock held): the oldest
@@ -128,9 +170,9 @@ class Bursts:
         elif self._line(key, msg.message_id) is not None:
             while self._line(key, msg.message_id) is not None:
                 yield self._take(key)
-            self._taken.discard(done)
+            self._taken.pop(done, None)
         elif done in self._taken:
-            self._taken.discard(done)  # answered with an earlier line of its burst
+            self._taken.pop(done)  # answered with an earlier line of its burst
         else:
             yield [msg]  # merging off, or a message ``arrived`` never saw (a stranger let in)
 
@@ -148,7 +190,7 @@ class Bursts:
             taken.append(line)
             chars += len(line.message.text) + 1
         del lines[:len(taken)]
-        self._taken.update((key, line.message.message_id) for line in taken)
+        self._taken.update(((key, line.message.message_id), line) for line in taken)
         if not lines:
             del self._lines[key]
         return [line.message for line in taken]

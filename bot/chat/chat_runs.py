@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 from bot.access.pairing import first_words
 from bot.delivery.run_chats import RunChats
 from graphs import Graph, RunResult
-from graphs.graph import TextSink
+from graphs.graph import Observer, TextSink
 from graphs.runs import Runs, RunStore, Workflow
 
 AnyWorkflow: TypeAlias = Graph | Workflow | str  # a graph, a code workflow, or one by name
@@ -36,12 +36,12 @@ class ChatRunner:
 
     async def start(self, workflow: AnyWorkflow, make_input: Callable[[], dict[str, Any]],
                     run_id: str, platform: str, chat_id: str,
-                    meta: Mapping[str, Any] | None = None,
-                    live: TextSink | None = None) -> RunResult:
+                    meta: Mapping[str, Any] | None = None, live: TextSink | None = None,
+                    observer: Observer | None = None) -> RunResult:
         """Run ``run_id`` of a workflow in a chat, or take it as it stands: its input, and
         what building it records, is made only for a new run. ``meta`` adds to what every
         chat run carries (the chat, whose run, its first words); ``live`` shows its answer
-        as it is written."""
+        as it is written; ``observer`` sees its events too (``bot.chat.turns``)."""
         if self.exists(run_id):
             return self.runs.load(run_id)
         state = make_input()
@@ -52,4 +52,5 @@ class ChatRunner:
                  "name": sender.get("name", ""), "words": first_words(words),
                  **({"messages": state["messages"]} if "messages" in state else {}),
                  **(meta or {})}
-        return await self.runs.start(workflow, state, run_id=run_id, meta=facts, live=live)
+        return await self.runs.start(workflow, state, run_id=run_id, meta=facts, live=live,
+                                     observer=observer)

@@ -1,8 +1,9 @@
 """The gateway: every message from every adapter, in order, answered once.
 
 It implements the adapters' inbound port (``bot.messages.Inbound``). Order for one message:
-allowlist (checked once) → inbox record (before any work: ``accept``) → its burst settles
-(``bot.chat.bursts``: close lines of one person are one turn) → per-chat lock → the turn is
+allowlist (checked once) → inbox record (before any work: ``accept``) → its turn
+(``bot.chat.turns``: a lone line at once; close lines of one person, ``bot.chat.bursts``, as
+one turn once they pause) → per-chat lock → the turn is
 answered (``bot.chat.answering``: the handlers of ``bot.chat.handlers`` in order, then the
 outbox). A stranger's message goes to pairing (``bot.access.pairing``), a button press to the
 owner's decisions (``bot.chat.decisions``, by the button's kind). Every run gets an id derived
@@ -22,9 +23,9 @@ from bot.access.pairing import Strangers
 from bot.adapters.base import Adapter
 from bot.chat.answering import Answerer
 from bot.chat.backlog import Backlog
-from bot.chat.bursts import Bursts
 from bot.chat.decisions import Decisions
 from bot.chat.locks import ChatLocks
+from bot.chat.turns import Turns
 from bot.delivery.inbox import Inbox
 from bot.delivery.outbox import Outbox
 from bot.messages import Accepted, IncomingMessage, PressResult, Reply
@@ -36,7 +37,7 @@ class Gateway:
     """Takes messages and presses from the adapters and hands each to what answers it."""
 
     def __init__(self, *, access: Access, inbox: Inbox, outbox: Outbox, strangers: Strangers,
-                 answerer: Answerer, decisions: Decisions, locks: ChatLocks, bursts: Bursts,
+                 answerer: Answerer, decisions: Decisions, locks: ChatLocks, turns: Turns,
                  on_start: Sequence[Callable[[], Awaitable[Any]]] = ()) -> None:
         """``locks`` are shared with the decisions (one thing at a time per chat);
         ``on_start`` is what ``start`` does before any message, in order."""
@@ -47,9 +48,9 @@ class Gateway:
         self.answerer = answerer
         self.decisions = decisions
         self.locks = locks
-        self.bursts = bursts  # the lines waiting to be answered as one turn
+        self.turns = turns  # lone lines at once, the lines of a burst as one turn
         self.on_start = list(on_start)
-        self.backlog = Backlog(inbox, locks, bursts.window, lambda turn: answerer.answer(
+        self.backlog = Backlog(inbox, locks, turns.bursts.window, lambda turn: answerer.answer(
             turn, self.level(turn[0]) == "owner"))  # what a crash or a stop left open
         self.answering: set[asyncio.Task[None]] = set()  # messages of people just allowed
 
@@ -95,7 +96,7 @@ class Gateway:
             if not self.inbox.record(msg.platform, msg.chat_id, msg.message_id, msg.user_id,
                                      msg.to_json()):
                 return None
-            self.bursts.arrived(msg)  # recorded first: a crash in its burst's wait loses none
+            self.turns.arrived(msg)  # recorded first: a crash in its burst's wait loses none
         return accepted
 
     def unreadable(self, platform: str, chat_id: str, message_id: str, user_id: str,
@@ -104,19 +105,14 @@ class Gateway:
         self.inbox.record_failed(platform, chat_id, message_id, user_id, dict(payload), reason)
 
     async def process(self, accepted: Accepted, *, gather: bool = True) -> Reply | None:
-        """Answer an accepted message; a stranger's is ``bot.access.pairing``'s. A line waits
-        for its burst to settle (``gather``) and is answered with it: the reply goes to the
-        process that answered the burst, the others of its lines get None."""
+        """Answer an accepted message; a stranger's is ``bot.access.pairing``'s. A lone line
+        is answered at once; lines of a burst (``gather``) once the person pauses, as one:
+        the reply goes to the process that answered the burst, the others get None."""
         msg = accepted.message
         if accepted.level is None:
             return await self.strangers.arrived(msg)
-        if gather:
-            await self.bursts.settled(msg)
-        reply = None
-        async with self.locks.of(msg.platform, msg.chat_id):
-            for burst in self.bursts.due(msg):
-                reply = await self.answerer.answer(burst, accepted.is_owner)
-        return reply
+        return await self.turns.answer(
+            msg, lambda burst: self.answerer.answer(burst, accepted.is_owner), gather=gather)
 
     # -- presses -------------------------------------------------------------------------
     async def press(self, platform: str, user_id: str, token: str,

@@ -22,6 +22,7 @@ from bot.chat.commands import CommandHandler, parse
 from bot.chat.decisions import NOT_OWNER, Decisions
 from bot.chat.meetings import MeetingChat
 from bot.chat.senders import history_key, run_id_for, scope_of, sender_of
+from bot.chat.turns import Turns, chat_so_far
 from bot.chat.workflow_commands import WORKFLOW_COMMANDS, CommandRequest
 from bot.delivery.buttons import Buttons
 from bot.delivery.notifier import OwnerNotifier
@@ -194,8 +195,10 @@ class NewRun:
     with graph mode off) with the chat so far; a guest's tool approval goes to the owner."""
 
     def __init__(self, workflow: AnyWorkflow, runner: ChatRunner, memory: Memory,
-                 decisions: Decisions, notifier: OwnerNotifier, outbox: Outbox) -> None:
+                 decisions: Decisions, notifier: OwnerNotifier, outbox: Outbox,
+                 turns: Turns) -> None:
         self.workflow = workflow
+        self.turns = turns  # a lone line's run may give way to its burst
         self.runner = runner
         self.memory = memory
         self.decisions = decisions
@@ -204,9 +207,10 @@ class NewRun:
 
     async def answer(self, turn: Turn) -> Reply | None:
         msg = turn.message
-        state = await self.runner.start(self.workflow, lambda: self.input(turn),
-                                        run_id_for(msg), msg.platform, msg.chat_id,
-                                        live=turn.live)
+        run_id = run_id_for(msg)
+        state = await self.runner.start(self.workflow, lambda: self.input(turn), run_id,
+                                        msg.platform, msg.chat_id, live=turn.live,
+                                        observer=self.turns.observer(run_id))
         reply = self.decisions.reply_from(state, default_route="loop")
         if not turn.is_owner and state.status == "waiting" and state.waits:  # a tool approval
             text = await ask_owner(self.notifier, self.outbox, msg.platform,
@@ -218,8 +222,8 @@ class NewRun:
         """A new run's input: the text, who sent it, the chat so far (which it then joins),
         and what its files added or the ids of a burst's lines."""
         msg = turn.message
-        history = [{"role": role, "content": text}
-                   for role, text in self.memory.history(history_key(msg), 10)]
-        self.memory.add_history(history_key(msg), "user", msg.text)
+        told = self.turns.told(msg, turn.extra.get("messages", ()))  # by a turn that gave way
+        history, line = chat_so_far(self.memory, history_key(msg), msg.text, told, 10)
+        self.memory.add_history(history_key(msg), "user", line)
         return {"text": msg.text, "sender": sender_of(msg, turn.is_owner),
                 "history": history, **turn.extra}
