@@ -47,7 +47,7 @@ if _BENCH in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.legacy_intent_rules import intent_of as legacy_intent_of  # noqa: E402
-from bot.app import load_prompts  # noqa: E402
+from bot.config.prompt_files import load_prompts  # noqa: E402
 from bot.config.settings import Settings  # noqa: E402
 from bot.models import Model, build_models, classify_offline  # noqa: E402
 from bot.models.router import shipped_weights  # noqa: E402

@@ -136,13 +136,13 @@ async def test_discord_lines_sent_together_get_one_reply(tmp_path: Path) -> None
         channel = fake.dm_channel_id(OWNER_ID)
         # The offline model answers a lone line before the next event is even read: the
         # chat is kept busy until both lines are in, so they come together, as over a network.
-        async with adapter.gateway.locks.of("discord", str(channel)):
+        async with adapter.desk.locks.of("discord", str(channel)):  # the gateway's
             for text in ("a question in two lines:", "what is on my agenda today?"):
                 fake.push_message(text)
-            await until(lambda: len(adapter.inbox.conn.execute(
+            await until(lambda: len(adapter.read_back.cursors.conn.execute(
                 "SELECT 1 FROM inbox").fetchall()) == 2)
         [reply] = await reply_in(fake, channel)
-        rows = await until(lambda: [row for row in adapter.cursors.conn.execute(
+        rows = await until(lambda: [row for row in adapter.read_back.cursors.conn.execute(
             "SELECT status, run_id FROM inbox") if row[0] == "answered"] or None)
         assert len(rows) == 2 and len({run for _, run in rows}) == 1
         assert len(fake.sent_to(channel)) == 1 and reply

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app import PROMPTS_DIR, assemble, load_prompts
+from bot.app import assemble
+from bot.config.prompt_files import PROMPTS_DIR, load_prompts
 from bot.config.settings import Settings
 
 # What the workflows read: triage, the agent loop and the content workflow.
