@@ -58,7 +58,7 @@ async def test_the_console_attach_command(tmp_path: Path) -> None:
     notes = tmp_path / "my list.txt"
     notes.write_text("oat milk\nrye bread\n", encoding="utf-8")
     settings = settings_for(tmp_path / "home")
-    gateway = assemble(settings).gateway
+    gateway = assemble(settings).chat.gateway
     await gateway.start()
     typed = io.StringIO(f'/attach "{notes}" remember this\n/attach {tmp_path}/none.txt\n'
                         "/attach\nexit\n")

@@ -129,10 +129,10 @@ async def test_a_message_reads_the_copy_and_is_answered_with_the_server_down(
 
         down = assemble(Settings.from_env(caldav_env(tmp_path / "other", "http://127.0.0.1:9/",
                                                      radicale)))
-        await down.gateway.start()
-        await down.gateway.attach(ConsoleAdapter(echo=False), recover=False)
+        await down.chat.gateway.start()
+        await down.chat.gateway.attach(ConsoleAdapter(echo=False), recover=False)
         try:
-            reply = await down.gateway.handle(console_message("what's on my calendar today?"))
+            reply = await down.chat.gateway.handle(console_message("what's on my calendar today?"))
             assert reply is not None and reply.text  # answered all the same
             assert down.owner.context({"is_owner": True}) == "Calendar unavailable."
         finally:

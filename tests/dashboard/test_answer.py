@@ -27,7 +27,7 @@ async def live(desk: Desk) -> AsyncIterator[Site]:
 
     async def answer(run_id: str, option: str) -> tuple[bool, str]:
         return await answer_wait(desk.services.flows.store, desk.services.admission.access.owners,
-                                 desk.gateway, run_id, option)
+                                 desk.services.delivery.buttons, desk.gateway, run_id, option)
 
     spend = spend_reader(budgeted, desk.services.db)
     data = DashboardData(reader, desk.services.flows.runs.registry, spend, answer)
@@ -64,12 +64,12 @@ async def test_answering_needs_the_csrf_token_and_this_origin(live: Site) -> Non
     status, body = await post(live, draft.run_id, {"answer": "Approve"},
                               {"X-CSRF-Token": csrf, "Origin": "http://evil.example"})
     assert status == 403
-    assert live.desk.services.store.run(draft.run_id).status == "waiting"  # type: ignore[union-attr]
+    assert live.desk.services.flows.store.run(draft.run_id).status == "waiting"  # type: ignore[union-attr]
     status, body = await post(live, draft.run_id, {"answer": "Maybe"}, {"X-CSRF-Token": csrf})
     assert status == 409 and "Approve" in body["message"]
     status, body = await post(live, draft.run_id, {"answer": "Approve"}, {"X-CSRF-Token": csrf})
     assert status == 200 and body == {"accepted": True, "message": "Approve ✓"}
-    run = live.desk.services.store.run(draft.run_id)
+    run = live.desk.services.flows.store.run(draft.run_id)
     assert run is not None and run.status == "completed"
     assert live.desk.services.memory.search("owner", "Ann", 5)  # the approved draft was saved
     status, body = await post(live, draft.run_id, {"answer": "Approve"}, {"X-CSRF-Token": csrf})
@@ -95,5 +95,5 @@ async def test_the_owner_approves_from_the_page(live: Site, chromium: Chromium) 
         await page.evaluate("document.querySelector('button.answer[data-option=Approve]')"
                             ".click()")
         await page.wait_for("document.querySelectorAll('button.answer').length === 0")
-    run = live.desk.services.store.run(str(draft.run_id))
+    run = live.desk.services.flows.store.run(str(draft.run_id))
     assert run is not None and run.status == "completed"

@@ -111,7 +111,7 @@ async def test_a_failed_node_is_reported_with_its_error(site: Site) -> None:
     graph.add_edge(START, "explode")
     graph.add_edge("explode", "tidy_up")
     graph.add_edge("tidy_up", END)
-    result = await site.desk.services.runs.start(graph, {}, run_id="broken-run")
+    result = await site.desk.services.flows.runs.start(graph, {}, run_id="broken-run")
     assert result.status == "failed"
     detail = await site.get_json("/api/runs/broken-run")
     [bar] = bars_of(detail, "explode")
@@ -123,7 +123,7 @@ async def test_a_failed_node_is_reported_with_its_error(site: Site) -> None:
 
 
 async def test_a_running_run_shows_the_node_it_is_in_then_its_end(site: Site) -> None:
-    gated = await start_gated_run(site.desk.services.runs)
+    gated = await start_gated_run(site.desk.services.flows.runs)
     during = await site.get_json(f"/api/runs/{gated.run_id}")
     assert during["run"]["status"] == "running" and during["live"] is True
     assert [b["status"] for b in bars_of(during, "prepare")] == ["completed"]
@@ -185,7 +185,7 @@ async def test_a_code_workflow_run_shows_its_pipeline_as_a_matrix(site: Site) ->
     async def shout(words: list[str]) -> dict[str, Any]:
         return {"reply": " ".join(await pipeline(words, upper, exclaim, name="loud"))}
 
-    done = await site.desk.services.runs.start(shout, {"words": ["hi", "ann"]})
+    done = await site.desk.services.flows.runs.start(shout, {"words": ["hi", "ann"]})
     assert done["reply"] == "HI! ANN!"
     detail = await site.get_json(f"/api/runs/{done.run_id}")
     assert detail["graph_svg"] is None  # no edges to draw: the matrix stands in

@@ -107,7 +107,7 @@ async def test_a_waiting_run_page_shows_the_question_and_a_waiting_bar(
 
 async def test_a_running_run_updates_live_without_a_reload(
         site: Site, chromium: Chromium) -> None:
-    gated = await start_gated_run(site.desk.services.runs)
+    gated = await start_gated_run(site.desk.services.flows.runs)
     async with chromium.page() as page:
         await open_page(page, f"{site.url}runs/{gated.run_id}")
         await page.evaluate("window.sameDocument = true")

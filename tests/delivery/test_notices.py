@@ -181,17 +181,17 @@ async def test_the_limit_and_the_held_messages_survive_a_restart(
     before = services_on(home, clock)
     tg.attach(before)
     for n in range(1, 7):
-        await before.notifier.notify(guest(f"m{n}"), f"urgent number {n}")
+        await before.delivery.notifier.notify(guest(f"m{n}"), f"urgent number {n}")
         clock.advance(60)
     assert len(tg.notices()) == 5
     after = services_on(home, clock)  # a restart: the counts and the held one are on disk
     tg.attach(after)
-    assert await after.notifier.notify(guest("m7"), "urgent number 7") == HELD
-    assert await after.notifier.notify(guest("m6"), "a retry of m6's run") == HELD
+    assert await after.delivery.notifier.notify(guest("m7"), "urgent number 7") == HELD
+    assert await after.delivery.notifier.notify(guest("m6"), "a retry of m6's run") == HELD
     assert len(tg.notices()) == 5
     clock.now = first + WINDOW_S + 1  # down while the slot opened: no timer woke
     again = services_on(home, clock)
     tg.attach(again)
-    await again.notifier.resume()
+    await again.delivery.notifier.resume()
     [summary] = tg.notices()[5:]
     assert spans(summary, "blockquote") == ["urgent number 6", "urgent number 7"]

@@ -98,14 +98,15 @@ async def test_a_reply_too_long_for_a_caption_sends_its_text_then_the_file(
 
 async def test_a_file_waiting_from_before_a_crash_is_sent_once_in_order(
         home: Path, tg: OnTelegram) -> None:
-    before = assemble(make_settings(home))  # no adapter yet: the parts stay in the ledger
-    await before.outbox.deliver("telegram", str(CHAT), "k3", "first")
-    await before.outbox.deliver("telegram", str(CHAT), "k4", "Booked: Tue", file=ics_file())
-    await before.outbox.deliver("telegram", str(CHAT), "k5", "last")
+    before = assemble(make_settings(home))  # no adapter yet: the parts stay in the outbox
+    outbox = before.delivery.outbox
+    await outbox.deliver("telegram", str(CHAT), "k3", "first")
+    await outbox.deliver("telegram", str(CHAT), "k4", "Booked: Tue", file=ics_file())
+    await outbox.deliver("telegram", str(CHAT), "k5", "last")
     after = assemble(make_settings(home))  # the next process
     tg.attach(after)
-    await after.outbox.flush("telegram")
-    await after.outbox.flush("telegram")
+    await after.delivery.outbox.flush("telegram")
+    await after.delivery.outbox.flush("telegram")
     sent = tg.server.messages_to(CHAT)
     assert [m.text for m in sent] == ["first", "Booked: Tue", "last"]
     assert [m.document is not None for m in sent] == [False, True, False]

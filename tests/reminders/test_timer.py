@@ -46,24 +46,24 @@ async def test_a_reminder_set_by_another_process_wakes_the_running_timer(tmp_pat
             models=Models(small=OfflineModel(role="small"), big=OfflineModel(role="big")))
 
     running = services_on(tmp_path / "home")  # `frontdesk run`
-    gateway = running.gateway
+    gateway = running.chat.gateway
     await gateway.start()
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
-    assert await running.wakeup.listen(running.scheduler.poke)
-    timer = asyncio.create_task(running.scheduler.run())
+    assert await running.reminders.wakeup.listen(running.timer.poke)
+    timer = asyncio.create_task(running.timer.run())
     try:
-        await asyncio.wait_for(running.scheduler.asleep.wait(), 10)  # the timer waits
-        assert running.scheduler.delay() is None  # with no time-out: nothing is pending
+        await asyncio.wait_for(running.timer.asleep.wait(), 10)  # the timer waits
+        assert running.timer.delay() is None  # with no time-out: nothing is pending
         other = services_on(tmp_path / "home")  # `frontdesk chat`: its own connection
         zone = other.owner.zone()
         due = time.time() + 1.0
-        other.reminders.add("owner", "telegram", OWNER, "stretch",
+        other.reminders.store.add("owner", "telegram", OWNER, "stretch",
                             datetime.fromtimestamp(due, zone), zone=zone)
         await asyncio.wait_for(adapter.changed.wait(), 10)
         assert adapter.to(OWNER) == ["⏰ Reminder: stretch"]
         assert time.time() - due < 2.0
     finally:
         timer.cancel()
-        await running.wakeup.close()
-    assert not other.wakeup.poke()  # nobody listens any more: refused, quietly
+        await running.reminders.wakeup.close()
+    assert not other.reminders.wakeup.poke()  # nobody listens any more: refused, quietly
