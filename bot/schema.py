@@ -25,7 +25,7 @@ from bot.models import choices, costs
 from bot.reminders import store as reminders
 from graphs.runs import schema as runs_schema
 from memory import schema as memory_schema
-from sqlitedb import Migration, applied_migrations, running_version
+from sqlitedb import Migration, applied_migrations, open_read_only, running_version
 from sqlitedb.database import Database
 
 # Applied in this order on a new database; an existing one gets the ones it has not recorded.
@@ -104,9 +104,8 @@ def read_state(path: Path) -> SchemaState:
     # in): read it as immutable, which creates no -wal or -shm. With one, a bot has it open
     # (or crashed): read-only through the WAL, which already exists.
     wal = path.with_name(path.name + "-wal").exists()
-    mode = "mode=ro" if wal else "immutable=1"
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=5)
+        conn = open_read_only(path, immutable=not wal)
         try:
             applied = applied_migrations(conn)
         finally:

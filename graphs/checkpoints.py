@@ -96,7 +96,9 @@ class StepLog:
     """The recorded steps of a run, keyed under ``prefix`` (a node's visit, or none)."""
 
     def __init__(self, store: StepStore, run_id: str, prefix: str = "") -> None:
-        self.store, self.run_id, self.prefix = store, run_id, prefix
+        self.store = store
+        self.run_id = run_id
+        self.prefix = prefix
 
     def saved(self, key: str) -> SavedStep | None:
         """The step as recorded (status ``running`` = it was in flight at a crash), or None."""

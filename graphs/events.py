@@ -64,7 +64,9 @@ class RunEvents:
     """The events of run ``run_id``: handed to ``observer``, appended to ``store``."""
 
     def __init__(self, run_id: str, observer: Observer | None, store: RunLog | None) -> None:
-        self.run_id, self.observer, self.store = run_id, observer, store
+        self.run_id = run_id
+        self.observer = observer
+        self.store = store
         self.on = observer is not None or store is not None  # else no event is even built
         self.pending: list[dict[str, Any]] = []
 

@@ -8,8 +8,10 @@ it does not know. ``migrate(..., atomic=True)`` applies every pending one in one
 (an upgrade that fails leaves the database as it was). ``transaction(conn)`` is the one way to
 write several statements all or nothing; a ``connect``ed connection may be shared by threads,
 its transactions taking turns (``SerialConnection``). ``Database`` (``sqlitedb.database``)
-holds the process's two connections to the file, a writer and a reader. This module imports
-nothing of ours, so ``graphs/``, ``memory/`` and ``bot/`` can all build on it.
+holds the process's two connections to the file, a writer and a reader; ``open_read_only``
+and ``open_file`` are the short-lived looks at a file that the doctor, the upgrade check and
+the backups take. Nothing else opens a SQLite file. This module imports nothing of ours, so
+``graphs/``, ``memory/`` and ``bot/`` can all build on it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["DB_FILENAME", "Migration", "MigrationError", "SerialConnection", "applied_migrations",
-           "connect", "database_path", "migrate", "running_version", "transaction"]
+           "connect", "database_path", "migrate", "open_file", "open_read_only",
+           "running_version", "transaction"]
 
 Migration = tuple[str, "str | Callable[[sqlite3.Connection], None]"]
 
@@ -92,6 +95,25 @@ def connect(path: Path | str, *, check_same_thread: bool = False) -> SerialConne
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
     return conn
+
+
+def open_read_only(path: Path, *, immutable: bool = False,
+                   timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection that cannot write, for looking at a file: the doctor's integrity check,
+    where a file stands against this version, a backup being checked or copied.
+    ``immutable``: the file alone is the whole database (no ``-wal`` beside it), so no
+    ``-wal`` or ``-shm`` is made either."""
+    mode = "immutable=1" if immutable else "mode=ro"
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?{mode}", uri=True,
+                           timeout=timeout)
+    conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+    return conn
+
+
+def open_file(path: Path, *, timeout: float = 5.0) -> sqlite3.Connection:
+    """A plain, short-lived connection to a file that no store serves from: a backup being
+    written, a database folded (its WAL checkpointed) before it is kept aside."""
+    return sqlite3.connect(str(path), timeout=timeout)
 
 
 _UNSHARED = contextlib.nullcontext()  # a plain connection: the caller keeps it to one thread

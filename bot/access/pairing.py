@@ -4,8 +4,9 @@ With ``FRONTDESK_PAIRING=off`` (the default) a stranger gets one refusal per cha
 With ``ask`` their first message gets one short "I've asked the owner", and the owner gets one
 message naming them (name, username, numeric id, platform, first words) with **Allow** /
 **Block** buttons; later messages from them get nothing until the owner decides. The person,
-their waiting message and the decision live in the ``people`` table (``bot.access.people``), and the
-buttons are the ledger's own opaque press tokens, so a press after a restart still works.
+their waiting message and the decision live in the ``people`` table (``bot.access.people``),
+and the buttons are opaque press tokens of their own kind (``bot.delivery.buttons``), so a
+press after a restart still works.
 Allow hands the waiting message back for the gateway to answer (recorded in the inbox
 first: a crash after the press still answers it at the next start); Block keeps them
 refused. No model is called for a stranger. Either way the terminal says once per person who

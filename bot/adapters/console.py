@@ -163,15 +163,15 @@ def file_attachment(path: str) -> Attachment:
 def parse_attach(line: str) -> tuple[str, str] | None:
     """``/attach PATH [caption]`` as (path, caption); a PATH with spaces goes in quotes.
     None when the line is not an ``/attach``."""
-    command, _, rest = line.strip().partition(" ")
+    command, rest = line.strip().partition(" ")[::2]
     if command.lower() != ATTACH:
         return None
     rest = rest.strip()
     quote = rest[:1]
     if quote in {"'", '"'} and quote in rest[1:]:
-        path, _, caption = rest[1:].partition(quote)
+        path, caption = rest[1:].partition(quote)[::2]
     else:
-        path, _, caption = rest.partition(" ")
+        path, caption = rest.partition(" ")[::2]
     return path, caption.strip()
 
 

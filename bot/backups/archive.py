@@ -30,7 +30,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlitedb import DB_FILENAME, applied_migrations, database_path, running_version
+from sqlitedb import (
+    DB_FILENAME,
+    applied_migrations,
+    database_path,
+    open_file,
+    open_read_only,
+    running_version,
+)
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -92,10 +99,9 @@ def default_path(home: Path, kind: str = "manual", now: float | None = None) -> 
 def copy_database(source: Path, target: Path) -> None:
     """One consistent copy through SQLite's online backup API, as a single self-contained
     file (rollback journal mode, so no ``-wal`` beside it is needed)."""
-    reader = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
-    writer = sqlite3.connect(target)
+    reader = open_read_only(source, timeout=30)
+    writer = open_file(target)
     try:
-        reader.execute("PRAGMA busy_timeout=30000")
         reader.backup(writer)  # all pages in one step: one read transaction, one moment
         writer.execute("PRAGMA journal_mode=DELETE")
     finally:
@@ -106,7 +112,7 @@ def copy_database(source: Path, target: Path) -> None:
 def check_database(path: Path) -> dict[str, str | None]:
     """SQLite's integrity check on a database file; its migrations. BackupError if damaged."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = open_read_only(path)
         try:
             verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
             migrations = applied_migrations(conn)

@@ -22,7 +22,7 @@ from pathlib import Path
 from bot.backups.archive import BackupError, Manifest, unpack_backup
 from bot.backups.lock import HomeInUse, exclusive_home
 from bot.schema import known_migrations
-from sqlitedb import database_path, running_version
+from sqlitedb import database_path, open_file, running_version
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def _put_in_place(home: Path, staging: Path, manifest: Manifest, stamp: str) -> 
 def _settle(database: Path) -> None:
     """Write the WAL into the database file, so the file kept aside is whole by itself."""
     try:
-        conn = sqlite3.connect(database, timeout=5)
+        conn = open_file(database)
         try:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:

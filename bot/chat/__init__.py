@@ -1,6 +1,8 @@
-"""The chat: the gateway that answers every message once, the owner's decisions, chat commands.
+"""The message path: the gateway, turns and bursts, the handlers in order, the decisions.
 
-The message path runs through here: adapter → gateway → run → reply → outbox. Imports the
-layers below (``delivery``, ``access``, ``media``, ``tools``, ``models``, ``config``) and
-``graphs``; never ``adapters`` (they import it) nor ``cli``.
+adapter → (``bot.messages.Inbound``) gateway → turns → answering → handlers → run → reply →
+outbox. Imports the layers below (``delivery``, ``access``, ``workflows``, ``meetings``,
+``reminders``, ``media``, ``tools``, ``models``, ``config``, ``messages``) and ``graphs``;
+never ``cli``. The adapters do not import it: the assembler hands them the gateway as their
+inbound port.
 """

@@ -44,6 +44,7 @@ from bot.delivery.build import Delivery
 from bot.meetings.build import Meetings
 from bot.meetings.tool import meeting_tool, move_tool
 from bot.models.build import ChatModels
+from bot.models.costs import SpendLog
 from bot.reminders.build import ReminderParts
 from bot.tools.build import Tools
 from bot.workflows.build import Flows
@@ -99,7 +100,7 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
                turns)]
     answerer = Answerer(inbox=delivery.inbox, outbox=delivery.outbox, handlers=handlers,
                         memory=memory, runs=flows.runs, deadline=settings.answer_deadline,
-                        make_files=lambda: attachments_for(settings),
+                        make_files=lambda: attachments_for(settings, models.spend_log),
                         live=delivery.live, turns=turns)
 
     async def prune_traces() -> None:
@@ -136,8 +137,9 @@ def build_decisions(delivery: Delivery, admission: Admission, flows: Flows,
                      notifier=delivery.notifier, rules=rules, kinds=kinds)
 
 
-def attachments_for(settings: Settings) -> Attachments:
-    """The attachments pipeline (images, PDFs, voice), imported when first needed."""
+def attachments_for(settings: Settings, spend_log: SpendLog) -> Attachments:
+    """The attachments pipeline (images, PDFs, voice), imported when first needed; voice
+    transcription is held against the budget in the process's spend log."""
     from bot.media.attachments import Attachments
 
-    return Attachments.from_settings(settings)
+    return Attachments.from_settings(settings, spend_log)

@@ -88,7 +88,7 @@ def parse(text: str) -> Command | None:
     stripped = text.strip()
     if not stripped.startswith("/") or len(stripped) < 2:
         return None
-    head, _, rest = stripped[1:].partition(" ")
+    head, rest = stripped[1:].partition(" ")[::2]
     name = head.split("@", 1)[0].lower()
     if not name.isascii() or not name.replace("_", "").isalnum():
         return None
@@ -150,7 +150,7 @@ class CommandHandler:
 def reminders_reply(reminders: Reminders, argument: str, scope: str, where: tuple[str, str],
                     is_owner: bool) -> str:
     """/reminders: this chat's pending ones, one a line; /reminders cancel ID."""
-    action, _, raw = argument.partition(" ")
+    action, raw = argument.partition(" ")[::2]
     if action.lower() == "cancel":
         raw = raw.strip().lstrip("#")
         if not raw.isdigit() or len(raw) > 18:

@@ -52,7 +52,7 @@ def under_service_manager(environ: Mapping[str, str], fd: int = 2) -> bool:
 def stderr_is_journal(environ: Mapping[str, str], fd: int = 2) -> bool:
     """Whether ``fd`` is the journal stream systemd connected (``JOURNAL_STREAM`` names its
     device and inode, so a redirected stderr of a child process does not count)."""
-    device, _, inode = environ.get("JOURNAL_STREAM", "").partition(":")
+    device, inode = environ.get("JOURNAL_STREAM", "").partition(":")[::2]
     try:
         stat = os.fstat(fd)
         return (int(device), int(inode)) == (stat.st_dev, stat.st_ino)

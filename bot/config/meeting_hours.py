@@ -48,7 +48,7 @@ def parse_hours(name: str, raw: str | None) -> WeeklyHours:
     days: list[list[tuple[int, int]]] = [[] for _ in DAYS]
     try:
         for group in filter(None, (g.strip() for g in text.split(";"))):
-            day_part, _, range_part = group.partition(" ")
+            day_part, range_part = group.partition(" ")[::2]
             for weekday in weekdays(day_part):
                 days[weekday] += [clock_range(r.strip()) for r in range_part.split(",")]
     except ValueError as problem:
@@ -63,7 +63,7 @@ def weekdays(text: str) -> list[int]:
     """``Mon``, ``Mon-Fri``, ``Sat,Sun`` (or a mix) as weekday numbers, Monday 0."""
     found: list[int] = []
     for part in filter(None, text.lower().split(",")):
-        first, _, last = part.partition("-")
+        first, last = part.partition("-")[::2]
         start, end = day_number(first), day_number(last or first)
         if end < start:
             raise ValueError(f"{part!r} runs backwards")

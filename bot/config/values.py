@@ -88,7 +88,7 @@ def presets(name: str, raw: str | None) -> tuple[tuple[str, str], ...]:
         return ()
     found: dict[str, str] = {}
     for item in raw.split(","):
-        label, _, model = (part.strip() for part in item.partition("="))
+        label, model = (part.strip() for part in item.partition("=")[::2])
         if "=" not in item or not model or not label.replace("-", "").replace("_", "").isalnum() \
                 or not label.isascii() or label.lower() in found or " " in model:
             raise ValueError(f"{shown(name, raw)} is not a list of name=model pairs with "
@@ -176,7 +176,7 @@ def host_port(name: str, raw: str | None) -> str | None:
     """``host:port``, e.g. 127.0.0.1:8443."""
     if raw is None:
         return None
-    host, _, number = raw.strip().rpartition(":")
+    host, number = raw.strip().rpartition(":")[::2]
     if not host or not number.isdigit() or not 1 <= int(number) <= 65535:
         raise ValueError(f"{shown(name, raw)} is not host:port, e.g. 127.0.0.1:8443")
     return raw.strip()

@@ -39,5 +39,5 @@ class Cursors:
         return {str(name): str(value) for name, value in rows.fetchall()}
 
     def together(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One transaction over the ledger's connection (all or nothing)."""
+        """One transaction over the database's writer, which the inbox writes on too."""
         return transaction(self.conn)

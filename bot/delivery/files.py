@@ -5,7 +5,7 @@ part of its own after the text: ``Outbox.deliver`` decides). The file is written
 reply's parts, keyed by the reply (platform, chat, reply key), so whenever a part exists its
 file does too; a crash in between leaves a file whose parts are not written yet, and the same
 reply written again under its key keeps the first file and the part it chose (``place``). The
-part itself says whether it was sent (the ledger's ``outbox``), so a file is sent exactly as
+part itself says whether it was sent (``bot.delivery.parts``), so a file is sent exactly as
 often as its part: once, in order with the reply's text, or marked failed with it.
 """
 

@@ -11,7 +11,7 @@ at the next notice, whichever comes first.
 
 Usage::
 
-    notifier = OwnerNotifier(settings, outbox)        # its table lives in the ledger's file
+    notifier = OwnerNotifier(settings, outbox, NoticeLog(db))  # its table: ``notices``
     await notifier.notify(caller, "the boiler is leaking")
 """
 
@@ -226,7 +226,7 @@ class OwnerNotifier:
                     await self._send(urgent_notice(item), key, item.platform)
                     item = replace(item, notice=key, sent_at=now)
                 self.notices.record(item)  # after the send: a crash in between re-sends
-            self.hourly.schedule()        # under the same outbox key, which the ledger ignores
+            self.hourly.schedule()        # under the same outbox key, which the outbox ignores
         return SENT if item.notice else HELD
 
     async def resume(self) -> None:

@@ -1,6 +1,6 @@
-"""The outbox: every reply is written to the ledger as numbered parts, then sent once, in order.
+"""The outbox: every reply is written as numbered parts (``bot.delivery.parts``), then sent once.
 
-One ``Outbox`` is built from the ledger and shared by everything that sends: the gateway's
+One ``Outbox`` is built over those parts and shared by everything that sends: the gateway's
 replies and the owner notifier's notices go through the same parts, the same adapters and the
 same per-chat send locks, so a notice and a reply to one chat never interleave and a crash
 between writing and sending resumes with the parts not yet sent (``flush`` at attach).
@@ -84,7 +84,7 @@ class Outbox:
                       file: OutgoingFile | None = None) -> None:
         """Write the reply's parts (once per ``key``), then send those not yet sent.
 
-        Without a running adapter the parts wait in the ledger, unsplit, for ``flush``.
+        Without a running adapter the parts wait in the outbox table, unsplit, for ``flush``.
         """
         adapter = self.adapters.get(platform)
         text = settled(text)

@@ -50,6 +50,7 @@ from bot.media.transcription import (
     TranscriptionFailed,
 )
 from bot.messages import READABLE_KINDS, Attachment, IncomingMessage
+from bot.models.costs import SpendLog
 
 if TYPE_CHECKING:
     from bot.media.workers import WorkerPool
@@ -135,11 +136,13 @@ class Attachments:
         return self._workers
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Attachments:
-        """Files under ``FRONTDESK_HOME/attachments``; transcription when it is configured."""
+    def from_settings(cls, settings: Settings,
+                      spend_log: SpendLog | None = None) -> Attachments:
+        """Files under ``FRONTDESK_HOME/attachments``; transcription when it is configured,
+        its calls held against the budget in ``spend_log`` (the process's; else its own)."""
         config = TranscriptionConfig.from_settings(settings)
         return cls(settings.home / "attachments", settings.max_file_mb,
-                   Transcriber(config) if config is not None else None)
+                   Transcriber(config, spend_log=spend_log) if config is not None else None)
 
     def folder(self, msg: IncomingMessage) -> Path:
         """Where this message's files are kept (named by a hash: nothing the sender chose)."""

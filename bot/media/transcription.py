@@ -110,7 +110,8 @@ class Transcriber:
         self.config = config
         self.timeout = timeout
         self._client: Any = None
-        self._spend_log, self._prices = spend_log, prices
+        self._spend_log = spend_log
+        self._prices = prices
         self._budget = config.settings.daily_budget_usd if config.settings else None
 
     def _spending(self) -> tuple[SpendLog, PriceTable] | None:

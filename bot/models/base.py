@@ -218,8 +218,13 @@ class TextFeed:
 
     def __init__(self, sink: TextSink | None, observer: Observer | None, *, role: str,
                  purpose: str | None) -> None:
-        self.sink, self.observer, self.role, self.purpose = sink, observer, role, purpose
-        self.text, self.held, self.watch = "", sink is None, Stopwatch()
+        self.sink = sink
+        self.observer = observer
+        self.role = role
+        self.purpose = purpose
+        self.text = ""
+        self.held = sink is None
+        self.watch = Stopwatch()
         self.first_token = False
 
     def add(self, delta: str) -> None:

@@ -78,7 +78,9 @@ class ChatBigModel:
                  make: Callable[[str, str], Model]) -> None:
         """``default``: the configured big model; ``make(name, role)``: a model of the
         configured provider (``bot.models.model_maker``)."""
-        self.default, self.choices, self._make = default, choices, make
+        self.default = default
+        self.choices = choices
+        self._make = make
         self.provider = default.provider
         self._made: dict[str, Model] = {default.name: default}
 

@@ -50,7 +50,9 @@ from graphs.graph import RetryPolicy
 STRUCTURED_PURPOSES = frozenset({"classify", "check_tone"})
 # A token is at least one byte of text; these cover the framing a provider adds around it
 # (role markers per message, the request itself, the tool-use instructions it injects).
-PER_MESSAGE_TOKENS, PER_REQUEST_TOKENS, TOOL_USE_TOKENS = 8, 16, 1024
+PER_MESSAGE_TOKENS = 8
+PER_REQUEST_TOKENS = 16
+TOOL_USE_TOKENS = 1024
 # The whole request's bound is the SDK's time-out plus this: the SDK's own (per read) fires
 # first and leaves its connection pool clean, this one only stops a reply that trickles in.
 BACKSTOP_S = 1.0

@@ -104,7 +104,10 @@ class RouterWeights:
 
     def scores(self, text: str) -> list[float]:
         """The linear score of each intent (``features`` inlined: this runs per message)."""
-        k, buckets, weights, crc32 = len(self.intents), self.buckets, self.weights, zlib.crc32
+        k = len(self.intents)
+        buckets = self.buckets
+        weights = self.weights
+        crc32 = zlib.crc32  # looked up once: this loop runs per feature
         counts = Counter(feature_names(text))
         totals = [0.0] * k
         for name, count in counts.items():

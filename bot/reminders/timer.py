@@ -84,7 +84,7 @@ class SchedulerDeps:
     zone: tzinfo | None = None  # the owner's, for calendar notices
     owner_platform: Callable[[], str] = lambda: "console"
     clock: Callable[[], float] = time.time
-    # The briefing of a day (the gateway's ``scheduled_brief``), for ``brief`` tasks.
+    # The briefing of a day (``bot.chat.briefing.Briefing.scheduled``), for ``brief`` tasks.
     brief: Callable[[str], Awaitable[None]] | None = None
     # The daily backup of a day, keeping the newest N (``bot.backups``), for ``backup`` tasks.
     backup: Callable[[str, int], Awaitable[Path]] | None = None

@@ -24,6 +24,7 @@ import httpx
 from bot.config.logs import write_details
 from bot.config.settings import Settings
 from bot.schema import read_state
+from sqlitedb import open_read_only
 
 TIMEOUT_S = 10.0
 CONTENT_INTENT_FLAGS = (1 << 18) | (1 << 19)  # GATEWAY_MESSAGE_CONTENT (+ _LIMITED)
@@ -97,7 +98,7 @@ async def check_database(ctx: Context) -> list[Result]:
     verdict = "ok"
     if not state.problem:
         try:
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+            conn = open_read_only(path)
             try:
                 verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
             finally:

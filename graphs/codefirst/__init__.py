@@ -17,7 +17,7 @@ Usage::
                              returns=Card)
         return {"reply": decision.value.text if decision.approved else "Not sent."}
 
-    runs = Runs(RunStore(path))                          # graphs.runs
+    runs = Runs(RunStore.open(path))                     # graphs.runs
     result = await runs.start(greet, {"who": "Ann"})     # status 'waiting': the question
     result = await runs.resume(result.run_id, "Approve", by="owner")
 """

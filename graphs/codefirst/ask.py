@@ -47,7 +47,9 @@ class AskCall(FlowCall[Any]):
                  options: Sequence[str] | None,
                  revise: Callable[[Any, str], Awaitable[Any]] | None, revise_option: str,
                  feedback_question: str, expires_after: float | None, max_rounds: int) -> None:
-        self.question, self.ask_key, self.input = question, key, input
+        self.question = question
+        self.ask_key = key
+        self.input = input
         self.value_type = returns if returns is not None else Any
         self.returns = Decision[self.value_type]  # type: ignore[name-defined]
         self.options = list(options) if options is not None else (

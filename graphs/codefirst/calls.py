@@ -69,8 +69,14 @@ class AgentCall(FlowCall[T]):
     def __init__(self, name: str, prompt: str, input: Any, returns: Any, key_by: Any,
                  model: str | ChatModel | None, tools: Any, caller: Any, max_tokens: int,
                  max_iterations: int) -> None:
-        self.name, self.prompt, self.input, self.returns = name, prompt, input, returns
-        self.key_by, self.model, self.tools, self.caller = key_by, model, tools, caller
+        self.name = name
+        self.prompt = prompt
+        self.input = input
+        self.returns = returns
+        self.key_by = key_by
+        self.model = model
+        self.tools = tools
+        self.caller = caller
         self.max_tokens, self.max_iterations = max_tokens, max_iterations
 
     @property
@@ -160,7 +166,9 @@ class StepCall(FlowCall[Any]):
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
                  key: str | None, returns: Any) -> None:
-        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
         self.name = key or str(getattr(fn, "__name__", "step"))
         self.returns = returns if returns is not None else _return_type(fn)
 

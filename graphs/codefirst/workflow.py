@@ -31,7 +31,9 @@ class Workflow:
     runtime: Runtime = "code"
 
     def __init__(self, name: str, fn: Callable[..., Awaitable[Any]], agents: AgentKit) -> None:
-        self.name, self.fn, self.agents = name, fn, agents
+        self.name = name
+        self.fn = fn
+        self.agents = agents
         self.__doc__ = fn.__doc__
 
     def using(self, agents: AgentKit) -> Workflow:

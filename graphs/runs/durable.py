@@ -8,7 +8,7 @@ flight when the process died runs again (at-least-once: side effects must be ide
 
 Usage::
 
-    runs = Runs(RunStore(settings.database), traces_dir=settings.traces_dir)
+    runs = Runs(RunStore(db), traces_dir=settings.traces_dir)  # db: the one Database
     runs.register(triage.build(deps))             # every workflow, by name, at start
     await runs.recover()                          # continue runs a crash left running
     result = await runs.resume(run_id, "Approve", by="telegram:42")
@@ -45,7 +45,9 @@ class Runs:
 
     def __init__(self, store: RunStore, registry: Registry | None = None,
                  traces_dir: Path | None = None) -> None:
-        self.store, self.registry, self.traces_dir = store, registry or Registry(), traces_dir
+        self.store = store
+        self.registry = registry or Registry()
+        self.traces_dir = traces_dir
 
     def register(self, workflow: Workflow | Graph) -> Workflow:
         """Make a workflow findable by its name, for resume and recovery in this process."""

@@ -56,7 +56,9 @@ class RunReading:
                                 " WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise GraphRunError(f"there is no run {run_id!r}")
-        workflow, status, input_json, meta_json, max_steps = row
+        workflow, status = row[0], row[1]
+        input_json, meta_json = row[2], row[3]
+        max_steps = row[4]
         state = json.loads(input_json)
         frontier: dict[str, Any] = {}
         visits: dict[str, int] = {}

@@ -242,7 +242,9 @@ class RunStore(RunReading):
                    parts: dict[str, str], cell: tuple[str, str, str] | None = None,
                    status: str = "running", group: str | None = None) -> None:
         """A call begins (or begins again: a re-run replaces the old row)."""
-        pipeline, item, stage = cell or (None, None, None)
+        pipeline = cell[0] if cell else None  # a code workflow's pipeline cell, if any
+        item = cell[1] if cell else None
+        stage = cell[2] if cell else None
         self.conn.execute(
             "INSERT OR REPLACE INTO run_steps (run_id, key, kind, status, fingerprint, parts,"
             " pipeline, item, stage, started_at, step_group) VALUES (?, ?, ?, ?, ?, ?, ?, ?,"

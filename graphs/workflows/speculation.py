@@ -139,7 +139,9 @@ class _Speculation:
     """One started first turn: its task and what it asked."""
 
     def __init__(self, task: asyncio.Task[None], first: _FirstTurn) -> None:
-        self.task, self.first, self.started = task, first, time.monotonic()
+        self.task = task
+        self.first = first
+        self.started = time.monotonic()
 
     def tell(self, outcome: str, why: str | None = None) -> None:
         """One ``speculation`` event, tagged like the turn's own: what became of it."""

@@ -152,7 +152,8 @@ def classify_intent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
         if parsed is None:
             intent, urgency = deps.fallback_classify(text)
             return {"intent": intent, "urgency": urgency, "classified_by": "rules"}
-        intent, urgency, social_reply = parsed
+        intent, urgency = parsed[0], parsed[1]
+        social_reply = parsed[2]
         update: dict[str, Any] = {"intent": intent, "urgency": urgency, "classified_by": "model"}
         if social_reply and not stood_in(deps.small, reply):
             update["social_reply"] = social_reply

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.dashboard.data import BREAK_WIDTH, Scale, format_duration, nice_step
 from bot.dashboard.drawing import Edge, edges_of, layout, render_svg, taken_edges
+from bot.dashboard.timeline import BREAK_WIDTH, Scale, format_duration, nice_step
 from graphs import END, START, Graph, Node
 from graphs.nodes import human_node, route_on
 from tests.dashboard.conftest import Desk

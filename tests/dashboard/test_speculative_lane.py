@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.dashboard.data import read_bars, timeline
+from bot.dashboard.data import read_bars
+from bot.dashboard.timeline import timeline
 from graphs.runs.records import RunInfo
 
 RUN = RunInfo("r1", "triage", "completed", None, None, {}, 100.0, 102.0)

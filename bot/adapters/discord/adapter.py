@@ -1,9 +1,10 @@
-"""The Discord adapter: discord.py 2.x between Discord and the gateway.
+"""The Discord adapter: discord.py 2.x between Discord and the desk's inbound port.
 
 It answers direct messages, and on servers only messages that mention the bot or reply to
-one of its messages (``messages``). Every message goes through ``Gateway.handle`` (whose inbox
-makes a re-delivery after a reconnect or a resume a no-op) with a typing indicator while it
-works; replies leave through the gateway's outbox, one Discord message per part (``sending``
+one of its messages (``messages``). Every message goes to the inbound port it was handed
+(``bot.messages.Inbound``: ``accept``, whose inbox makes a re-delivery after a reconnect or a
+resume a no-op, then ``process``) with a typing indicator while it works; replies leave
+through the outbox, one Discord message per part (``sending``
 retries what discord.py gave up on). Discord does not re-deliver what was sent while the bot
 was down, so at start (and after any fresh session) each channel the bot has seen is read
 back from its cursor (``readback``), and whatever is new is answered once. Approvals and

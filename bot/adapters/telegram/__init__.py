@@ -1,6 +1,7 @@
 """Telegram: python-telegram-bot between Telegram and the gateway (intake, format, files, start).
 
-Imports the gateway and the layers below it; nothing imports this package but the CLI.
+Imports the ground floor (``bot.messages``, ``bot.config``) and ``bot.media``: it is handed the
+desk's inbound port, never imports ``bot.chat``; nothing imports this package but the CLI.
 
 python-telegram-bot imports ``cryptography`` whenever it is installed (the MCP client's
 dependencies install it), only to decrypt Telegram Passport data, which Frontdesk never asks

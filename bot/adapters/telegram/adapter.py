@@ -4,7 +4,7 @@
 rendered length, sends each part as HTML (plain text when Telegram refuses the entities),
 waits out flood control per chat, reports a refusal for good (``Undeliverable``) and a group
 upgraded to a supergroup (``ChatMoved``) to the outbox, and shows approvals as inline
-buttons whose presses it hands to the gateway. For live replies (``bot.delivery.live``) it
+buttons whose presses it hands to the inbound port. For live replies (``bot.delivery.live``) it
 shows drafts in private chats (``sendMessageDraft``) and partial messages it then edits in
 groups; a flood answer to any write keeps every later write to that chat waiting until its
 ``retry_after`` is over, and the "typing…" of a chat stops when a reply goes out there.
@@ -275,7 +275,7 @@ class TelegramAdapter:
 
     # -- approvals ----------------------------------------------------------------------------
     async def press(self, press: Press) -> PressResult:
-        """Hand a button press to the gateway, answer it, and edit the decision in."""
+        """Hand a button press to the inbound port, answer it, and edit the decision in."""
         # The callback query's id: a press replayed after a restart repeats it, a second
         # press of the same button does not.
         result = await self.desk.press(PLATFORM, press.user_id, press.data, press.query_id)
