@@ -1,10 +1,13 @@
-"""The code layout rules: arrows one way, no circles, one owner for the run tables.
+"""The code layout rules: arrows one way, no circles, one owner per table, rooms kept small.
 
 Read with ``ast`` from the source, so a rule broken anywhere fails here, naming the place:
 no import circle between project modules (imports inside functions count too), no module
 importing another's underscore name, SQL naming a run table only under ``graphs/runs/``,
-``graphs/`` importing nothing from ``bot/`` or ``memory/``, and the engine importing nothing
-of ours beyond the graph vocabulary and the event emitter.
+``graphs/`` importing nothing from ``bot/`` or ``memory/``, the engine importing nothing of
+ours beyond the graph vocabulary and the event emitter; the message values on the ground floor
+and no adapter importing the chat layer; at most two context variables; only ``sqlitedb/``
+opening a SQLite file; ``assemble`` short and the gateway's collaborators few; no module over
+350 lines and no line assigning more than two names; a test folder for every folder of code.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,3 +198,102 @@ def test_every_table_owner_is_in_the_one_migrations_registry() -> None:
     appliers = {name for name, path in modules().items()
                 if re.search(r"\bmigrate\(", path.read_text(encoding="utf-8"))}
     assert appliers <= {"sqlitedb", "sqlitedb.database", "bot.backups.upgrade"}, appliers
+
+
+# -- the message path in rooms (issue 34) ------------------------------------------------------
+MAX_MODULE_LINES = 350
+MAX_ASSEMBLE_LINES = 60
+MAX_GATEWAY_COLLABORATORS = 10
+CONTEXT_VARIABLE = re.compile(r"\bContextVar\(")
+
+
+def product_files() -> Iterator[Path]:
+    for package in PACKAGES:
+        yield from sorted((ROOT / package).rglob("*.py"))
+
+
+def test_no_adapter_imports_the_chat_layer_and_the_values_are_on_the_ground_floor() -> None:
+    edges = graph()
+    wrong = [f"{src} imports {dst}" for src, targets in edges.items() if folder(src) == "adapters"
+             for dst in targets if folder(dst) in ("chat", "delivery", "app")]
+    assert wrong == []
+    assert {folder(dst) for dst in edges["bot.messages"]} <= set()
+    base = (ROOT / "bot" / "adapters" / "base.py").read_text(encoding="utf-8")
+    assert "class IncomingMessage" not in base and "def escape_markdown" not in base
+
+
+def test_at_most_two_context_variables_each_saying_why_a_parameter_cannot_do() -> None:
+    found = []
+    for path in product_files():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if CONTEXT_VARIABLE.search(line) and not line.lstrip().startswith("#"):
+                found.append((path, number + 1, lines[max(0, number - 6):number]))
+    assert len(found) <= 2, [f"{p.relative_to(ROOT)}:{n}" for p, n, _ in found]
+    for path, number, above in found:
+        comment = " ".join(line.strip().lstrip("# ") for line in above
+                           if line.strip().startswith("#"))
+        assert "parameter" in comment and len(comment) > 80, (
+            f"{path.relative_to(ROOT)}:{number}: say in a comment above it why a parameter "
+            "cannot do")
+
+
+def test_only_sqlitedb_opens_a_sqlite_file() -> None:
+    offences = []
+    for path in product_files():
+        if path.is_relative_to(ROOT / "sqlitedb"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "connect" and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id in ("sqlite3", "sqlitedb"):
+                offences.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offences == [], "open the database through bot.schema.open_database: " + \
+        ", ".join(offences)
+
+
+def function_lines(path: Path, name: str) -> int:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    [found] = [node for node in ast.walk(tree)
+               if isinstance(node, ast.FunctionDef) and node.name == name]
+    assert found.end_lineno is not None
+    return found.end_lineno - found.lineno + 1
+
+
+def test_assemble_is_short_and_the_gateway_takes_a_handful_of_collaborators() -> None:
+    assert function_lines(ROOT / "bot" / "app.py", "assemble") <= MAX_ASSEMBLE_LINES
+    tree = ast.parse((ROOT / "bot" / "chat" / "gateway.py").read_text(encoding="utf-8"))
+    [init] = [node for node in ast.walk(tree)
+              if isinstance(node, ast.FunctionDef) and node.name == "__init__"]
+    taken = [a.arg for a in [*init.args.args, *init.args.kwonlyargs] if a.arg != "self"]
+    assert len(taken) <= MAX_GATEWAY_COLLABORATORS, taken
+
+
+def test_no_product_module_is_over_350_lines() -> None:
+    long = {str(path.relative_to(ROOT)): count for path in product_files()
+            if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, "split it by job (never squeeze)"
+
+
+def names_assigned(target: ast.expr) -> int:
+    if isinstance(target, ast.Tuple | ast.List):
+        return sum(names_assigned(element) for element in target.elts)
+    if isinstance(target, ast.Starred):
+        return names_assigned(target.value)
+    return 1
+
+
+def test_no_line_assigns_more_than_two_names() -> None:
+    packed = [f"{path.relative_to(ROOT)}:{node.lineno}" for path in product_files()
+              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+              if isinstance(node, ast.Assign)
+              and sum(names_assigned(target) for target in node.targets) > 2]
+    assert packed == [], "one or two names a line"
+
+
+def test_tests_mirror_the_package() -> None:
+    folders = {path.parent.relative_to(ROOT) for path in product_files()}
+    code = {f.relative_to("bot") if f.parts[0] == "bot" else f for f in folders
+            if f.parts[0] in ("bot", "graphs", "memory") and f != Path("bot")}
+    missing = sorted(str(f) for f in code if not (ROOT / "tests" / f).is_dir())
+    assert missing == [], "a test folder for each folder of code"

@@ -1,41 +1,12 @@
-"""The run context is explicit: what a node needs comes in its ``RunContext``, and at most two
-context variables are left in product code, each saying why a parameter cannot do."""
+"""The run context is explicit: what a node needs comes in its ``RunContext`` (how few context
+variables are left in product code is pinned in ``tests/test_layout.py``)."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Any
 
 from graphs import END, START, Graph, Node, RunContext, run_graph
 from graphs.protocols import chosen_model
-
-ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("bot", "graphs", "memory", "sqlitedb")
-MADE = re.compile(r"\bContextVar\(")
-
-
-def context_variables() -> list[tuple[Path, int, list[str]]]:
-    """Every ``ContextVar(`` made in product code: the file, the line, the lines above it."""
-    found = []
-    for folder in PRODUCT:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            lines = path.read_text(encoding="utf-8").splitlines()
-            for number, line in enumerate(lines):
-                if MADE.search(line) and not line.lstrip().startswith("#"):
-                    found.append((path, number + 1, lines[max(0, number - 6):number]))
-    return found
-
-
-def test_at_most_two_context_variables_each_saying_why_a_parameter_cannot_do() -> None:
-    found = context_variables()
-    assert len(found) <= 2, [f"{p.relative_to(ROOT)}:{n}" for p, n, _ in found]
-    for path, number, above in found:
-        comment = " ".join(line.strip().lstrip("# ") for line in above
-                           if line.strip().startswith("#"))
-        assert "parameter" in comment and len(comment) > 80, (
-            f"{path.relative_to(ROOT)}:{number}: say in a comment above it why a parameter "
-            "cannot do")
 
 
 async def test_a_node_gets_its_run_id_meta_visit_resume_value_and_live_sink() -> None:
