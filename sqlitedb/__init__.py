@@ -126,17 +126,42 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     The connection is in autocommit mode (``connect``), so a single statement needs none of
     this; several that must land together do. IMMEDIATE takes the write lock up front, so two
     processes never deadlock upgrading a read to a write. On a ``SerialConnection`` the whole
-    transaction holds its lock, so threads sharing the connection take turns.
+    transaction holds its lock, so threads sharing the connection take turns; one begun inside
+    another in the same thread (a store's write inside another store's transaction: the
+    Telegram intake records a batch and its offset together) joins it as a savepoint.
     """
     lock = conn.lock if isinstance(conn, SerialConnection) else _UNSHARED
     with lock:
+        if conn.in_transaction:  # nested in this thread's own (the lock is ours): joins it
+            with _savepoint(conn):
+                yield conn
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except BaseException:  # never leave it open: every later write would join it
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+@contextmanager
+def _savepoint(conn: sqlite3.Connection) -> Iterator[None]:
+    """A transaction inside another on the same connection (one store's inside another's, now
+    that they share the writer): its writes land with the outer one, or are undone alone."""
+    conn.execute("SAVEPOINT nested")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK TO nested")
+        conn.execute("RELEASE nested")
+        raise
+    conn.execute("RELEASE nested")
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *,

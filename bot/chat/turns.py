@@ -143,11 +143,8 @@ class Turns:
         one turn, with a fresh run, and the cancelled run is never taken as it stands."""
         ids = [line.message_id for line in lines]
         run_id = run_id_for(merged(lines))
-        if self.inbox.conn.in_transaction:  # the Telegram intake records a batch in one
-            for message_id in ids:
-                self.inbox.set_run(lines[0].platform, lines[0].chat_id, message_id, run_id)
-        else:
-            self.inbox.join_run(lines[0].platform, lines[0].chat_id, ids, run_id)
+        # inside the Telegram intake's transaction (a batch and its offset) this joins it
+        self.inbox.join_run(lines[0].platform, lines[0].chat_id, ids, run_id)
 
     async def answer(self, msg: IncomingMessage, answer_burst: AnswerBurst, *,
                      gather: bool = True) -> Reply | None:
