@@ -75,7 +75,7 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
           clock: Callable[[], float] = time.time) -> Chat:
     """The chat layer over the other concerns (``clock``: what "upcoming" is measured by)."""
     locks = ChatLocks()  # one thing at a time per chat: a message, a press
-    runner = ChatRunner(flows.runs, flows.store, delivery.run_chats)
+    runner = ChatRunner(flows.runs, flows.store, delivery.run_chats, delivery.inbox)
     meeting_chat = MeetingChat(store=meetings.store, desk=meetings.desk,
                                buttons=delivery.buttons, outbox=delivery.outbox,
                                runner=runner, access=admission.access, clock=clock)

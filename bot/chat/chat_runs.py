@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from bot.access.pairing import first_words
+from bot.delivery.inbox import Inbox
 from bot.delivery.run_chats import RunChats
 from graphs import Graph, RunResult
 from graphs.graph import Observer, TextSink
@@ -25,10 +26,11 @@ AnyWorkflow: TypeAlias = Graph | Workflow | str  # a graph, a code workflow, or 
 class ChatRunner:
     """Starts runs in chats (once per id) over the durable run layer."""
 
-    def __init__(self, runs: Runs, store: RunStore, run_chats: RunChats) -> None:
+    def __init__(self, runs: Runs, store: RunStore, run_chats: RunChats, inbox: Inbox) -> None:
         self.runs = runs
         self.store = store
         self.run_chats = run_chats
+        self.inbox = inbox  # a message's run is noted with it (a restart finds the turn whole)
 
     def exists(self, run_id: str) -> bool:
         """Whether a run with this id was started already (a crash came after)."""
@@ -37,11 +39,14 @@ class ChatRunner:
     async def start(self, workflow: AnyWorkflow, make_input: Callable[[], dict[str, Any]],
                     run_id: str, platform: str, chat_id: str,
                     meta: Mapping[str, Any] | None = None, live: TextSink | None = None,
-                    observer: Observer | None = None) -> RunResult:
+                    observer: Observer | None = None, message_id: str = "") -> RunResult:
         """Run ``run_id`` of a workflow in a chat, or take it as it stands: its input, and
         what building it records, is made only for a new run. ``meta`` adds to what every
         chat run carries (the chat, whose run, its first words); ``live`` shows its answer
-        as it is written; ``observer`` sees its events too (``bot.chat.turns``)."""
+        as it is written; ``observer`` sees its events too (``bot.chat.turns``);
+        ``message_id``: the message it answers, noted in the inbox with its run."""
+        if message_id:
+            self.inbox.set_run(platform, chat_id, message_id, run_id)
         if self.exists(run_id):
             return self.runs.load(run_id)
         state = make_input()

@@ -1,12 +1,14 @@
 """The owner's decisions on waiting runs, and what a run's state says to its chat.
 
-A button press (only the owner's counts; forged, stale and second presses say so), the
-outcome a press owes its chat (queued again at start when a crash came between), a wait's
+A button press, dispatched by the button's kind (``PressKinds``: pairing's Allow / Block and
+a booking's Cancel have handlers of their own; a ``run`` button answers a run's wait, where
+only the owner's press counts and forged, stale and second presses say so), the outcome a
+press owes its chat (queued again at start when a crash came between), a wait's
 expiry, and the reply any run's state gives (its question with one opaque token per option,
 its answer, or the failure), with the run's costs and its JSONL trace written on the way.
 It shares the gateway's chat locks (``bot.chat.locks``), so a press and a message of one chat
 are handled one at a time. A guest may also type their answer to their own offer
-(``answer_typed``: "the second one"), which the gateway asks before the chat's workflow. A
+(``answer_typed``: "the second one"), which a handler asks before the chat's workflow. A
 press on pairing's Allow hands back the stranger's waiting message (``Decided.admitted``) for
 the gateway to answer.
 

@@ -92,7 +92,7 @@ class WorkflowCommands:
 
         state = await self.runner.start(self.workflows[declared.workflow], make_input,
                                         run_id_for(msg), msg.platform, msg.chat_id,
-                                        live=turn.live)
+                                        live=turn.live, message_id=msg.message_id)
         return await self.decisions.outcome(state, default_route="command")
 
 
@@ -210,7 +210,8 @@ class NewRun:
         run_id = run_id_for(msg)
         state = await self.runner.start(self.workflow, lambda: self.input(turn), run_id,
                                         msg.platform, msg.chat_id, live=turn.live,
-                                        observer=self.turns.observer(run_id))
+                                        observer=self.turns.observer(run_id),
+                                        message_id=msg.message_id)
         reply = self.decisions.reply_from(state, default_route="loop")
         if not turn.is_owner and state.status == "waiting" and state.waits:  # a tool approval
             text = await ask_owner(self.notifier, self.outbox, msg.platform,
