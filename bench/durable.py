@@ -81,7 +81,7 @@ def size(path: Path) -> int:
 
 async def bench_ours(folder: Path, runs: int) -> tuple[float, float, float, int]:
     graph, path = ours(), folder / "ours.db"
-    store = TimedStore(path)
+    store = TimedStore.open(path)
     store.appends = []
     plain, durable, first_size = [], [], 0
     for i in range(runs):
@@ -94,7 +94,7 @@ async def bench_ours(folder: Path, runs: int) -> tuple[float, float, float, int]
         if i == 0:
             store.db.close()  # closing checkpoints the WAL: the file holds one run
             first_size = size(path)
-            store = TimedStore(path)
+            store = TimedStore.open(path)
             store.appends = []
     store.db.close()
     per_step = store.appends  # one append per node boundary (+ one at start, one at end)

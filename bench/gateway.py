@@ -116,8 +116,10 @@ async def timed(call: Callable[[], Awaitable[Any]], out: list[float]) -> Any:
 
 async def bench(home: Path, sequential: int, burst: int) -> None:
     allowed = ",".join(str(n) for n in range(2, CHATS + 2))
+    # each message its own turn: a chat's messages sent at once would otherwise be one burst
     settings = Settings.from_env({"FRONTDESK_HOME": str(home), "TELEGRAM_OWNER_ID": OWNER,
-                                  "TELEGRAM_ALLOWED_USERS": allowed})
+                                  "TELEGRAM_ALLOWED_USERS": allowed,
+                                  "FRONTDESK_MERGE_WINDOW": "0"})
     small, big = ZeroLatencyModel("small"), ZeroLatencyModel("big")
     services = assemble(settings, models=Models(small=small, big=big))
     gateway = services.chat.gateway

@@ -224,10 +224,10 @@ def send_burst(api: FakeTelegramServer) -> tuple[int, float]:
 
 def burst_runs(home: Path) -> Counter[str]:
     """The statuses of the runs that answered the burst's lines (by its first line)."""
-    store = RunStore(home / "frontdesk.db")
+    store = RunStore.open(home / "frontdesk.db")
     statuses = Counter(run.status for run in store.runs(limit=10_000)
                        if str(store.record(run.id).input.get("text", "")).startswith(BURST[0]))
-    store.close()
+    store.db.close()
     return statuses
 
 
