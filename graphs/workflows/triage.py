@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphs.events import RunContext
-from graphs.graph import END, START, Graph, GraphState, Node
+from graphs.graph import END, START, Graph, GraphState, Node, Observer
 from graphs.nodes import route_on
 from graphs.protocols import AgentLoop, ChatModel, parse_json_object
 from graphs.workflows.speculation import Speculations
@@ -126,38 +126,57 @@ def user_turn(state: GraphState) -> dict[str, Any]:
     return turn
 
 
-def classify_intent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
-    """Ask the small model for the intent as JSON; fall back to the offline rules.
+async def classify(small: ChatModel, prompt: str, fallback: Callable[[str], tuple[str, float]],
+                   text: str, observer: Observer | None = None) -> dict[str, Any]:
+    """The classify step on one request: the small model's ``{"intent", "urgency", "reply"}``,
+    else the offline rules (``fallback``); ``classified_by`` says which decided. A social
+    message's answer is kept as ``social_reply`` only when there is one, so ``quick_reply``
+    knows whether it still has to ask."""
+    if not text.strip():  # a file without a caption: the big model looks at it
+        return {"intent": "question", "urgency": 0.0, "classified_by": "no caption"}
+    messages = [{"role": "system", "content": prompt}, {"role": "user", "content": text}]
+    try:
+        reply = await small.complete(messages, max_tokens=CLASSIFY_MAX_TOKENS,
+                                     purpose="classify", observer=observer)
+        parsed = read_classification(reply.text)
+    except Exception:  # classification only advises: the rules still route the message
+        parsed = None
+    if parsed is None:
+        intent, urgency = fallback(text)
+        return {"intent": intent, "urgency": urgency, "classified_by": "rules"}
+    intent, urgency = parsed[0], parsed[1]
+    social_reply = parsed[2]
+    update: dict[str, Any] = {"intent": intent, "urgency": urgency, "classified_by": "model"}
+    if social_reply and not stood_in(small, reply):
+        update["social_reply"] = social_reply
+    return update
 
-    A social message's answer comes in the same JSON; it is written as ``social_reply`` only
-    when there is one, so ``quick_reply`` knows whether it still has to ask. When the agent's
-    first turn is started early, its request leaves first (``Speculations.let_go_first``):
-    nothing competes with it for the event loop until it is on its way."""
+
+async def classify_and_route(small: ChatModel, prompt: str,
+                             fallback: Callable[[str], tuple[str, float]], text: str,
+                             sender_is_owner: bool,
+                             observer: Observer | None = None) -> dict[str, Any]:
+    """What triage decides for one message and nothing after it (``frontdesk eval``): the
+    classify step, then the route ``gather`` would take."""
+    update = await classify(small, prompt, fallback, text, observer)
+    return {**update, "route": choose_route(update["intent"], update["urgency"],
+                                            sender_is_owner)}
+
+
+def classify_intent(deps: TriageDeps, speculations: Speculations) -> AsyncNode:
+    """Ask the small model for the intent as JSON; fall back to the offline rules (``classify``).
+
+    When the agent's first turn is started early, its request leaves first
+    (``Speculations.let_go_first``): nothing competes with it for the event loop until it is
+    on its way."""
 
     async def node(state: GraphState, context: RunContext) -> dict[str, Any]:
         text = request_of(state)
-        if not text.strip():  # a file without a caption: the big model looks at it
-            return {"intent": "question", "urgency": 0.0, "classified_by": "no caption"}
         run_id = context.run_id
-        if run_id is not None:  # the agent's speculative first turn, if any, leaves first
+        if text.strip() and run_id is not None:  # the agent's speculative turn leaves first
             await speculations.let_go_first(run_id)
-        messages = [{"role": "system", "content": deps.prompts["classify"]},
-                    {"role": "user", "content": text}]
-        try:
-            reply = await deps.small.complete(messages, max_tokens=CLASSIFY_MAX_TOKENS,
-                                              purpose="classify", observer=context.observer())
-            parsed = read_classification(reply.text)
-        except Exception:  # classification only advises: the rules still route the message
-            parsed = None
-        if parsed is None:
-            intent, urgency = deps.fallback_classify(text)
-            return {"intent": intent, "urgency": urgency, "classified_by": "rules"}
-        intent, urgency = parsed[0], parsed[1]
-        social_reply = parsed[2]
-        update: dict[str, Any] = {"intent": intent, "urgency": urgency, "classified_by": "model"}
-        if social_reply and not stood_in(deps.small, reply):
-            update["social_reply"] = social_reply
-        return update
+        return await classify(deps.small, deps.prompts["classify"], deps.fallback_classify,
+                              text, context.observer())
 
     return node
 
