@@ -121,8 +121,10 @@ def test_arrows_point_one_way() -> None:
 BELOW_THE_TOP = {"access", "adapters", "calendar", "chat", "config", "delivery", "media",
                  "meetings", "messages", "models", "reminders", "schema", "tools", "workflows"}
 FOLDER_MAY_IMPORT: dict[str, set[str]] = {
-    "cli": BELOW_THE_TOP | {"app", "backups", "dashboard", "service", "setup"},  # the commands
+    # the commands
+    "cli": BELOW_THE_TOP | {"app", "backups", "dashboard", "evaluation", "service", "setup"},
     "app": BELOW_THE_TOP | {"backups", "dashboard"},  # the one assembler
+    "evaluation": {"config", "models"},  # frontdesk eval: triage's classify step, measured
     "backups": {"schema"},  # backup files, restores, the database's upgrade
     "service": set(),  # the systemd unit and sd_notify: nothing of bot
     "schema": {"access", "delivery", "meetings", "models", "reminders"},  # the tables' registry

@@ -75,6 +75,20 @@ def build_parser() -> argparse.ArgumentParser:
                                          "whether it asks the owner first")
     tools.add_argument("--json", action="store_true", help="print a JSON list only")
 
+    evaluate = sub.add_parser("eval", help="how well triage routes a labelled set of messages: "
+                                           "accuracy, confusion, cost and time")
+    evaluate.add_argument("file", nargs="?", metavar="FILE",
+                          help="JSON Lines: {\"text\", \"route\", \"sender\"} a line")
+    evaluate.add_argument("--sample", action="store_true",
+                          help="the labelled sample that ships with Frontdesk, instead of FILE")
+    evaluate.add_argument("--offline", action="store_true",
+                          help="the offline router: no model call, nothing spent")
+    evaluate.add_argument("--json", action="store_true", help="print a JSON object only")
+    evaluate.add_argument("--report", metavar="PATH", help="also write an HTML page here")
+    evaluate.add_argument("--max-usd", type=float, metavar="X", dest="max_usd",
+                          help="refuse a paid run estimated past X dollars "
+                               "(default: what is left of today's budget)")
+
     graph = sub.add_parser("graph", help="print a workflow's graph")
     graph.add_argument("name", metavar="NAME")
     graph.add_argument("--mermaid", action="store_true", help="as a Mermaid diagram (default)")
