@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.evaluation.labelled import ROUTES, Labelled, LabelError, read_labelled, sample
+from bot.evaluation.labelled import ROUTES, LabelError, Labelled, read_labelled, sample
 
 
 def test_a_set_is_read_with_guest_by_default_extra_keys_ignored_blank_lines_skipped(

@@ -68,7 +68,7 @@ async def test_at_most_four_messages_are_asked_at_once_and_each_is_routed_as_tri
     answers |= {"the server is on fire": intent("urgent", 1.0),
                 "mine is too": intent("task", 0.9),  # urgency alone makes it urgent
                 "hello!": intent("social"),
-                "what is on the agenda tomorrow?": "sure! here you go"}  # not JSON: the offline rules decide
+                "what is on the agenda tomorrow?": "sure! here you go"}  # not JSON: the rules
     items = [Labelled(n + 1, text, "full_agent", "owner" if text == "mine is too" else "guest")
              for n, text in enumerate(texts)]
     model = HeldModel(answers)
