@@ -99,9 +99,9 @@ class Figures:
 
     @property
     def by_rules(self) -> int:
-        """Messages the offline rules classified because the model's reply was unreadable."""
-        return sum(outcome.classified_by == "rules" for outcome in self.outcomes
-                   if outcome.tally.calls)
+        """Messages the offline rules classified for the model: its reply was unreadable, the
+        daily budget refused the call, or the provider was down."""
+        return sum(outcome.classified_by == "rules" for outcome in self.outcomes)
 
     def percentile_ms(self, percent: float) -> float:
         """The time per message under which ``percent`` % of them took (nearest rank)."""

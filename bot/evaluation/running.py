@@ -38,16 +38,23 @@ class Classifier:
 
 @dataclass
 class CallTally:
-    """The model calls one message made, from its ``model_call`` events: a call counts when
-    it went to a provider (the offline rules standing in cost nothing and are not one)."""
+    """The model calls one message made, from its ``model_call`` events. A call counts when it
+    was put to a provider (not one the daily budget refused, nor the offline model's answer);
+    ``stood_in`` notes that the offline model answered for the provider (refused by the
+    budget, or the provider down), so the offline rules decided, not the model."""
 
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    stood_in: bool = False
 
     def observe(self, event: dict[str, Any]) -> None:
-        if event.get("event") != "model_call" or event.get("provider") == "offline":
+        if event.get("event") != "model_call":
+            return
+        if event.get("fallback_from"):
+            self.stood_in = True
+        if event.get("provider") == "offline" or event.get("refused"):
             return
         self.calls += 1
         self.input_tokens += int(event.get("input_tokens") or 0)
@@ -61,7 +68,7 @@ class Outcome:
 
     item: Labelled
     got: str
-    classified_by: str  # "model" or "rules" (the model's reply could not be read)
+    classified_by: str  # "model", or "rules": the model's reply unreadable, or none came
     took_s: float
     tally: CallTally = field(default_factory=CallTally)
 
@@ -86,8 +93,8 @@ async def run_all(items: Sequence[Labelled], classifier: Classifier, outcomes: l
                                                classifier.fallback, item.text, item.is_owner,
                                                tally.observe)
             took = clock() - started
-        outcome = Outcome(item, str(decided["route"]), str(decided["classified_by"]), took,
-                          tally)
+        decider = "rules" if tally.stood_in else str(decided["classified_by"])
+        outcome = Outcome(item, str(decided["route"]), decider, took, tally)
         outcomes.append(outcome)
         if on_done is not None:
             on_done(outcome)

@@ -22,7 +22,8 @@ def as_text(figures: Figures) -> str:
     lines += [*per_route_table(figures), "", *confusion_table(figures), ""]
     lines.append(f"model calls {figures.calls}, tokens {figures.input_tokens:,} in / "
                  f"{figures.output_tokens:,} out, cost {usd(figures.cost_usd)}"
-                 + (f"; {figures.by_rules} replies unreadable, routed by the offline rules"
+                 + (f"; {figures.by_rules} routed by the offline rules instead (the model's "
+                    "reply unreadable, the budget spent or the provider down)"
                     if figures.by_rules else ""))
     lines.append(f"time per message: p50 {figures.percentile_ms(50):,.1f} ms, "
                  f"p99 {figures.percentile_ms(99):,.1f} ms")

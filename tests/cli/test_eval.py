@@ -4,6 +4,7 @@ but the spend, and Ctrl-C."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli.eval import Progress
 from bot.cli.main import main
 from bot.evaluation.labelled import sample
 from bot.models.costs import SpendLog
@@ -167,6 +169,21 @@ def test_a_run_estimated_past_the_limit_is_refused_in_one_line(
     assert code == 0 and json.loads(out)["n"] == 4
 
 
+def test_each_call_is_held_to_the_daily_budget_like_any_other(
+        provider: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the owner lets the run spend more than the day has left: each call is still refused
+    monkeypatch.setenv("FRONTDESK_DAILY_BUDGET_USD", "0.0001")
+    path = str(write_set(tmp_path / "set.jsonl", SET))
+    code, out, _ = frontdesk(capsys, path, "--max-usd", "1", "--json")
+    data = json.loads(out)
+    assert code == 0 and provider.requests == []
+    assert (data["calls"], data["cost_usd"], data["classified_by_rules"]) == (0, 0.0, 4)
+    code, out, _ = frontdesk(capsys, path, "--max-usd", "1")
+    assert "; 4 routed by the offline rules instead (the model's reply unreadable, the " \
+           "budget spent or the provider down)" in out
+
+
 def test_ctrl_c_prints_what_was_measured_so_far(tmp_path: Path) -> None:
     rows = [{"text": "hello!", "route": "quick_reply"},
             {"text": "what is on my agenda?", "route": "full_agent"},
@@ -196,3 +213,25 @@ def test_ctrl_c_prints_what_was_measured_so_far(tmp_path: Path) -> None:
         spend = SpendLog(db)
         assert spend.held() == 0.0  # the cancelled calls too are counted, at their worst case
         assert spend.by_model()[0][2] == 6
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_shows_on_a_terminal_only() -> None:
+    screen = Terminal()
+    bar = Progress(screen, 4)
+    for _ in range(3):
+        bar.step(None)  # type: ignore[arg-type]  # the bar counts, it reads no outcome
+    assert screen.getvalue().split("\r")[1:] == [
+        "[#######.......................] 1/4", "[###############...............] 2/4",
+        "[######################........] 3/4"]
+    bar.finish()
+    assert screen.getvalue().endswith("\r\x1b[K")  # gone before the figures are printed
+    pipe = io.StringIO()
+    piped = Progress(pipe, 4)
+    piped.step(None)  # type: ignore[arg-type]
+    piped.finish()
+    assert pipe.getvalue() == ""

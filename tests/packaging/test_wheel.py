@@ -39,7 +39,7 @@ NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info"
                                     ".env")
 RUN_TIME_FILES = ("bot/config/prompts/classify.txt", "bot/config/prompts/loop.txt",
                   "bot/config/prices.toml", "bot/dashboard/static/runs.html",
-                  "bot/dashboard/static/dashboard.css")
+                  "bot/dashboard/static/dashboard.css", "bot/evaluation/sample.jsonl")
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,17 @@ def test_a_chat_from_the_installed_wheel(installed: Installed, tmp_path: Path) -
     assert result["route"] == "quick_reply"
     assert "Hello" in result["reply"]
     assert (tmp_path / "home" / "frontdesk.db").is_file()
+
+
+def test_eval_of_the_sample_from_the_installed_wheel(installed: Installed,
+                                                     tmp_path: Path) -> None:
+    env = installed.env(tmp_path / "home")
+    done = subprocess.run(["frontdesk", "eval", "--sample", "--offline", "--json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["n"] >= 150 and figures["calls"] == 0
 
 
 def free_port() -> int:
