@@ -65,6 +65,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
 
 def labelled_set(args: argparse.Namespace) -> list[Labelled]:
     """FILE's messages, or the shipped sample's (exactly one of the two)."""
+    if args.max_usd is not None and not args.max_usd >= 0:  # NaN is not >= 0 either
+        raise ValueError(f"--max-usd must be a number of dollars, 0 or more (got {args.max_usd})")
     if args.sample and args.file:
         raise ValueError("give a FILE or --sample, not both")
     if args.sample:

@@ -114,6 +114,8 @@ def test_a_malformed_line_is_one_error_and_nothing_runs(
     assert err == (f"frontdesk eval: {path}, line 5: \"route\" must be one of quick_reply, "
                    "full_agent, notify_now (got 'later')\n")
     assert provider.requests == []
+    assert frontdesk(capsys, "--json") == (2, "", "frontdesk eval: give a FILE of labelled "
+                                                  "messages (JSON Lines), or --sample\n")
 
 
 def test_a_paid_run_asks_triages_classify_and_counts_only_the_spend(
@@ -167,6 +169,9 @@ def test_a_run_estimated_past_the_limit_is_refused_in_one_line(
     assert provider.requests == []
     code, out, _ = frontdesk(capsys, path, "--max-usd", "0.5", "--json")  # the owner says so
     assert code == 0 and json.loads(out)["n"] == 4
+    code, out, err = frontdesk(capsys, path, "--max-usd", "-1")
+    assert (code, out) == (2, "")
+    assert err == "frontdesk eval: --max-usd must be a number of dollars, 0 or more (got -1.0)\n"
 
 
 def test_each_call_is_held_to_the_daily_budget_like_any_other(
