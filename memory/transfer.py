@@ -38,8 +38,16 @@ from typing import Any, BinaryIO, TextIO
 
 from memory.impact import index_notes
 from memory.notes import MAX_NOTE_CHARS, checked_note
-from memory.scopes import LAST_NUMBER, MAX_ID, NOTES, STRIDE, claim, is_scope, reserve, \
-    scope_number
+from memory.scopes import (
+    LAST_NUMBER,
+    MAX_ID,
+    NOTES,
+    STRIDE,
+    claim,
+    is_scope,
+    reserve,
+    scope_number,
+)
 from sqlitedb import transaction
 
 FORMAT = "frontdesk-notes"
