@@ -12,33 +12,51 @@ short is refused instead of half-read; every other line is one note::
 The array form holds the same objects, header first. Both are written as they are read from
 the database, one note at a time; JSON Lines is read back the same way (staged in a
 temporary table), while the array form is parsed whole by ``json``, so it suits smaller
-exports. A note is already there when its scope holds a note with the same text and the same
-created time (times are written exactly, as Python's shortest round-tripping float).
-Only the framing is ours; ``json`` does every encoding and parsing.
+exports (up to ``MAX_ARRAY_CHARS``). No line is read past ``MAX_LINE_BYTES``, so one huge
+line costs no more memory than that before it is refused. A note is already there when its
+scope holds a note with the same text and the same created time (times are written exactly,
+as Python's shortest round-tripping float). Only the framing is ours; ``json`` does every
+encoding and parsing.
+
+What a file may bring in is what Frontdesk writes: scopes of the shapes it makes, and ids it
+can export again. A note keeps its id only while its scope's number is below
+``KEPT_NUMBERS`` (half of them): one id near the top must not push every scope made later
+past ``MAX_ID``; above that, its scope is numbered as a new one and the note gets a new id.
 """
 
 from __future__ import annotations
 
 import codecs
+import itertools
 import json
 import math
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TextIO
 
 from memory.impact import index_notes
-from memory.notes import checked_note
-from memory.query import clean_text
-from memory.scopes import NOTES, STRIDE, claim, reserve, scope_number
+from memory.notes import MAX_NOTE_CHARS, checked_note
+from memory.scopes import (
+    LAST_NUMBER,
+    MAX_ID,
+    NOTES,
+    STRIDE,
+    claim,
+    is_scope,
+    reserve,
+    scope_number,
+)
 from sqlitedb import transaction
 
 FORMAT = "frontdesk-notes"
 VERSION = 1
-# ids a file may carry: exact in any JSON reader, and a scope number (id // STRIDE) low
-# enough that every scope numbered after it still has ids SQLite can store
-MAX_ID = 2**53 - 1
+# the longest line a note can take: every character written as a \uXXXX\uXXXX pair, plus
+# its scope, id and time, with room to spare
+MAX_LINE_BYTES = 1 << 20
+MAX_ARRAY_CHARS = 16_000_000  # the array form is parsed whole: beyond this, use JSON Lines
+KEPT_NUMBERS = LAST_NUMBER // 2  # a file's scope numbers kept as they are: below this
 
 
 class BadExport(ValueError):
@@ -55,8 +73,16 @@ class Imported:
     already_there: int
 
 
-def export_notes(conn: sqlite3.Connection, out: TextIO, *, as_array: bool = False) -> int:
-    """Write every note of every scope to ``out``, oldest id first; return how many."""
+def _as_is(line: str) -> str:
+    """The line unchanged: an export with no sanitiser."""
+    return line
+
+
+def export_notes(conn: sqlite3.Connection, out: TextIO, *, as_array: bool = False,
+                 shown: Callable[[str], str] = _as_is) -> int:
+    """Write every note of every scope to ``out``, oldest id first; return how many. Each
+    note's JSON goes through ``shown`` (the caller's sanitiser: it may write characters as
+    ``\\uXXXX`` escapes, which leave the value unchanged)."""
     conn.execute("BEGIN")  # one snapshot, so the header's count and the lines agree
     try:
         count: int = conn.execute("SELECT COUNT(*) FROM memory_notes").fetchone()[0]
@@ -67,8 +93,8 @@ def export_notes(conn: sqlite3.Connection, out: TextIO, *, as_array: bool = Fals
         out.write(json.dumps(header))
         for note_id, scope, text, created_at in rows:
             out.write(",\n" if as_array else "\n")
-            out.write(json.dumps({"id": note_id, "scope": scope, "text": text,
-                                  "created_at": created_at}, ensure_ascii=False))
+            out.write(shown(json.dumps({"id": note_id, "scope": scope, "text": text,
+                                        "created_at": created_at}, ensure_ascii=False)))
         out.write("\n]\n" if as_array else "\n")
     finally:
         conn.execute("COMMIT")
@@ -128,14 +154,15 @@ def _merge(conn: sqlite3.Connection, read: int, staged: int) -> Imported:
         "CROSS JOIN temp.memory_import i ON i.scope = n.scope AND i.created_at = n.created_at "
         "AND i.text = n.text)").rowcount
     numbers: dict[str, int] = {}
-    floor = conn.execute(f"SELECT COALESCE(MAX(id / {STRIDE}), 0) + 1 "
-                         "FROM temp.memory_import").fetchone()[0]
+    floor = conn.execute(f"SELECT COALESCE(MAX(id / {STRIDE}), 0) + 1 FROM temp.memory_import "
+                         f"WHERE id / {STRIDE} < {KEPT_NUMBERS}").fetchone()[0]
     imported = new_ids = 0
     added: list[tuple[int, str]] = []
     for wanted, scope, text, created_at in conn.execute(
             "SELECT id, scope, text, created_at FROM temp.memory_import ORDER BY position"):
-        if scope not in numbers:
-            numbers[scope] = scope_number(conn, scope, wanted // STRIDE, floor)
+        if scope not in numbers:  # a number too high to keep: the next free one (-1)
+            kept = wanted // STRIDE if wanted // STRIDE < KEPT_NUMBERS else -1
+            numbers[scope] = scope_number(conn, scope, kept, floor)
         if wanted // STRIDE == numbers[scope] and wanted % STRIDE and conn.execute(
                 "SELECT 1 FROM memory_notes WHERE id = ?", (wanted,)).fetchone() is None:
             note_id = wanted
@@ -158,7 +185,7 @@ def _objects(source: BinaryIO) -> Iterator[tuple[str, Any]]:
     if not first:
         return
     if first.lstrip().startswith("["):
-        yield from _array(first + "".join(line for _, line in lines), number)
+        yield from _array(_whole(first, lines), number)
         return
     yield f"line {number}", _decoded(first, f"line {number}")
     for number, line in lines:
@@ -167,12 +194,33 @@ def _objects(source: BinaryIO) -> Iterator[tuple[str, Any]]:
 
 
 def _lines(source: BinaryIO) -> Iterator[tuple[int, str]]:
-    """Each line of the file as text, numbered from 1 (a byte-order mark is skipped)."""
-    for number, raw in enumerate(source, start=1):
+    """Each line of the file as text, numbered from 1 (a byte-order mark is skipped); a line
+    longer than MAX_LINE_BYTES is refused after reading no more than that of it."""
+    for number in itertools.count(1):
+        raw = source.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE_BYTES:
+            raise BadExport(f"line {number}: longer than {MAX_LINE_BYTES:,} bytes, which no "
+                            f"note of at most {MAX_NOTE_CHARS:,} characters needs")
         try:
             yield number, (raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw).decode()
         except UnicodeDecodeError as exc:
             raise BadExport(f"line {number}: not UTF-8 text ({exc.reason})") from None
+
+
+def _whole(first: str, lines: Iterator[tuple[int, str]]) -> str:
+    """The array form's text, refused past MAX_ARRAY_CHARS (it is parsed whole)."""
+    parts = [first]
+    size = len(first)
+    for number, line in lines:
+        size += len(line)
+        if size > MAX_ARRAY_CHARS:
+            raise BadExport(f"line {number}: the JSON array form is read whole, up to "
+                            f"{MAX_ARRAY_CHARS:,} characters; export without --json (JSON "
+                            "Lines) to move more")
+        parts.append(line)
+    return "".join(parts)
 
 
 def _array(text: str, first_line: int) -> Iterator[tuple[str, Any]]:
@@ -217,14 +265,16 @@ def _note(where: str, item: Any) -> tuple[int, str, str, float]:
     created_at = item.get("created_at")
     if not isinstance(note_id, int) or isinstance(note_id, bool) or not 1 <= note_id <= MAX_ID:
         raise BadExport(f'{where}: "id" must be a whole number from 1 to {MAX_ID}')
-    if not isinstance(scope, str) or not clean_text(scope):
-        raise BadExport(f'{where}: "scope" must be a non-empty string (e.g. "owner")')
+    if not isinstance(scope, str) or not is_scope(scope):
+        raise BadExport(f'{where}: "scope" must be "owner", "<platform>:<user id>" or '
+                        '"<platform>:chat:<chat id>" (a lowercase platform, an id of visible '
+                        'ASCII characters), as Frontdesk writes it')
     if not isinstance(text, str):
         raise BadExport(f'{where}: "text" must be a string')
     if not isinstance(created_at, int | float) or isinstance(created_at, bool) \
             or not math.isfinite(created_at):
         raise BadExport(f'{where}: "created_at" must be a time in seconds since 1970')
     try:
-        return note_id, clean_text(scope), checked_note(text), float(created_at)
+        return note_id, scope, checked_note(text), float(created_at)
     except ValueError as exc:
         raise BadExport(f"{where}: {exc}") from None

@@ -1,5 +1,8 @@
 """`frontdesk memory add | search | forget` on the owner's notes, and `export | import` of
-every scope's notes (memory/transfer.py has the format), from the command line."""
+every scope's notes (memory/transfer.py has the format), from the command line.
+
+Note text is someone else's words (a guest's, an imported file's): what reaches the terminal
+goes through the one sanitiser, ``shown`` for a snippet and ``shown_json`` for an export."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import sys
 from typing import BinaryIO
 
 from bot.config.settings import Settings
+from bot.config.text import shown, shown_json
 from bot.schema import open_database
 from memory.notes import Memory, NoteTooLarge
 from memory.transfer import BadExport, export_notes, import_notes
@@ -51,7 +55,7 @@ def _search(memory: Memory, query: str) -> int:
     if not hits:
         print("no notes match")
     for hit in hits:
-        print(f"{hit.id}\t{hit.snippet}")
+        print(f"{hit.id}\t{shown(hit.snippet, 'terminal')}")
     return 0
 
 
@@ -75,7 +79,8 @@ def _export(conn: sqlite3.Connection, as_array: bool) -> int:
     out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n",
                            write_through=False)
     try:
-        export_notes(conn, out, as_array=as_array)
+        # the same values, with no character that could hide or reorder text on a terminal
+        export_notes(conn, out, as_array=as_array, shown=shown_json)
         out.flush()
     except BrokenPipeError:
         # the reader stopped early (`| head`): nothing more to say, and nothing to flush

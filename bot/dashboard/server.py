@@ -29,6 +29,7 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ TOKEN_ENV, HOST_ENV = "FRONTDESK_DASHBOARD_TOKEN", "FRONTDESK_DASHBOARD_HOST"
 COOKIE = "frontdesk_dashboard"
 TOKEN_FILE = "dashboard-token"  # in FRONTDESK_HOME: the token made at first start
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+# ``Authorization: Bearer <token>`` (RFC 6750: the scheme in any case), the token visible
+# ASCII; any other header is malformed
+_BEARER = re.compile(r"(?i:bearer) +([!-~]+)")
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
                                "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
@@ -226,8 +230,11 @@ def _guard(token: str | None) -> Middleware:
                 found = web.Response(status=302, headers={**HEADERS, "Location": target})
                 found.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
                 return found
-            offered = [request.cookies.get(COOKIE, ""),
-                       request.headers.get("Authorization", "").removeprefix("Bearer ")]
+            bearer = _bearer(request.headers.get("Authorization", ""))
+            if bearer is None:
+                return _refuse(401, "A malformed Authorization header: send Authorization: "
+                                    "Bearer … with the dashboard's access token.")
+            offered = [request.cookies.get(COOKIE, ""), bearer]
             if not any(_same(value, token) for value in offered if value):
                 return _refuse(401, "This dashboard needs its access token: open the link "
                                     "printed at start (?token=…), or send Authorization: "
@@ -244,8 +251,20 @@ def _guard(token: str | None) -> Middleware:
     return guard
 
 
+def _bearer(header: str) -> str | None:
+    """The token an ``Authorization`` header offers ("" when there is none); None when the
+    header is malformed (another scheme, spaces or bytes that are not ASCII)."""
+    if not header:
+        return ""
+    match = _BEARER.fullmatch(header.strip(" \t"))
+    return match.group(1) if match else None
+
+
 def _same(given: str, token: str) -> bool:
-    return hmac.compare_digest(given.encode(), token.encode())
+    """Whether ``given`` is the token, in constant time; a value that was not UTF-8 (held
+    with lone surrogates: a cookie, a query) is only a wrong one."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"),
+                               token.encode("utf-8", "surrogateescape"))
 
 
 def _refuse(status: int, message: str) -> web.Response:

@@ -9,6 +9,11 @@ serve), restarts on failure but not after a bad setting (exit status 2: restarti
 fix it), and gives a stop ``TIMEOUT_STOP_S``: SIGTERM lets the sends under way finish and
 leaves every unanswered message in the inbox for the next start.
 
+Every value is written so that systemd reads back exactly what was meant (systemd.syntax,
+systemd.exec): ``%`` doubled, arguments and environment in double quotes, and the working
+folder with a closing ``/`` (see ``_folder``); what no unit line can hold (a line break, a
+control character, bytes that are not UTF-8) is refused, naming it.
+
 Usage::
 
     plan = UnitPlan(system=False, command=run_command(sys.argv[0], sys.executable),
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,10 +82,27 @@ def run_command(argv0: str, executable: str) -> list[str]:
 
 
 def _specifiers(text: str) -> str:
-    """``%`` starts a systemd specifier everywhere in a unit: a literal one is doubled."""
-    if "\n" in text or "\r" in text:
-        raise ValueError(f"a line break cannot go into a unit file: {text!r}")
+    """``%`` starts a systemd specifier everywhere in a unit: a literal one is doubled. A
+    line break would end the line, and a control character or bytes that are not UTF-8
+    (which Python holds as lone surrogates) cannot be written or read back: refused."""
+    if any(unicodedata.category(char) in ("Cc", "Cs") for char in text):
+        raise ValueError(f"a unit file cannot hold {text!r} (it has a line break, a control "
+                         "character or bytes that are not UTF-8): install from a folder "
+                         "with a plainer name")
     return text.replace("%", "%%")
+
+
+def _folder(path: Path) -> str:
+    """WorkingDirectory's value. systemd takes it as written (no quotes, no escapes) but
+    strips the line's trailing whitespace, and a trailing backslash joins the next line onto
+    it: a closing ``/``, which systemd drops when it simplifies the path, keeps a folder
+    name ending in either whole. A relative path or a ``..`` step systemd refuses."""
+    text = str(path)
+    if not path.is_absolute() or ".." in path.parts:
+        raise ValueError(f"systemd needs the service's folder as an absolute path without "
+                         f"'..': {text!r}")
+    written = _specifiers(text)
+    return written if written.endswith("/") else written + "/"
 
 
 def _quoted(text: str) -> str:
@@ -113,7 +136,7 @@ def render(plan: UnitPlan, secrets: Iterable[str]) -> str:
         "[Service]",
         "Type=notify",
         "NotifyAccess=main",
-        f"WorkingDirectory={_specifiers(str(plan.workdir))}",
+        f"WorkingDirectory={_folder(plan.workdir)}",
     ]
     lines += [f"Environment={_quoted(f'{name}={value}')}"
               for name, value in sorted(plan.environment.items())]

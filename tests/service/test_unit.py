@@ -63,7 +63,7 @@ def test_user_unit_round_trip_verified_and_free_of_secrets(tmp_path: Path) -> No
     assert not any(secret in text or secret in done.stdout + done.stderr
                    for secret in SECRETS.values())
     assert f"ExecStart={FRONTDESK} run\n" in text
-    assert f"WorkingDirectory={work}\n" in text
+    assert f"WorkingDirectory={work}/\n" in text
     assert f'Environment="FRONTDESK_HOME={home}"\n' in text  # not in .env: pinned
     assert "EnvironmentFile" not in text and "BRIEF_AT" not in text
     for line in ("Type=notify", "Restart=on-failure", f"TimeoutStopSec={TIMEOUT_STOP_S}",
