@@ -1,0 +1,60 @@
+"""The offline router on messages written apart from its training data
+(tests/data/router_heldout.jsonl, committed before any tuning: docs/router.md says how it was
+read). The set stays held: no line of it may enter the training set, and the shipped router's
+figure on it may not fall."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.models import classify_offline
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+HELDOUT = DATA / "router_heldout.jsonl"
+TRAINING = DATA / "triage_set.jsonl"
+ROUTES = {"quick_reply", "full_agent", "notify_now"}
+ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
+            "urgent": "notify_now"}
+# The shipped router on it: 229 of 256 (89.5 %). A retraining for issue 39 read it once and
+# scored 226 (docs/router.md), so it was not shipped. A floor, so the figure cannot fall.
+MEASURED = 0.89
+TARGET = 0.95  # what issue 39 asked for, not reached yet
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def accuracy() -> float:
+    held = rows(HELDOUT)
+    right = sum(ROUTE_OF[classify_offline(row["text"])[0]] == row["route"] for row in held)
+    return right / len(held)
+
+
+def test_the_set_is_large_varied_and_in_the_eval_format() -> None:
+    held = rows(HELDOUT)
+    assert len(held) >= 200
+    assert all(row["text"].strip() and row["route"] in ROUTES for row in held)
+    assert all(ROUTE_OF[row["intent"]] == row["route"] for row in held)
+    assert {row["route"] for row in held} == ROUTES
+    assert len({row["language"] for row in held}) >= 7
+    assert sum(row["text"].startswith("Fwd:") for row in held) >= 5
+    assert sum(len(row["text"]) > 150 for row in held) >= 5
+
+
+def test_no_held_out_message_is_in_the_training_set() -> None:
+    trained = {row["text"].strip().lower() for row in rows(TRAINING)}
+    assert not [row["text"] for row in rows(HELDOUT) if row["text"].strip().lower() in trained]
+
+
+def test_the_shipped_router_keeps_its_measured_figure() -> None:
+    assert accuracy() >= MEASURED
+
+
+@pytest.mark.xfail(strict=True, reason="issue 39's target: 89.5 % measured (docs/router.md)")
+def test_the_shipped_router_routes_95_percent_of_the_held_out_set_right() -> None:
+    assert accuracy() >= TARGET
