@@ -20,8 +20,8 @@ from bot.delivery.inbox import Inbox
 from bot.delivery.ledger import ledger_stores
 from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import NoticeLog, OwnerNotifier
-from bot.delivery.pace import WritePace
 from bot.delivery.outbox import Outbox
+from bot.delivery.pace import WritePace
 from bot.delivery.parts import OutboxParts
 from bot.delivery.run_chats import RunChats
 from bot.delivery.shown import LiveMessages

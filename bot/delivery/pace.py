@@ -3,16 +3,17 @@
 A platform limits a bot overall as well as per chat (Telegram: about 30 messages a second
 across all chats), so ten guests' answers streaming at once could reach it. ``WritePace``
 keeps each platform's writes at most ``per_second`` in any second
-(``FRONTDESK_WRITES_PER_SECOND``, 25 by default): the outbox's writes (a reply's parts, the final edits of live messages, their
-deletions) ``take`` a slot and wait for it, so a final delivery is never dropped, only
-queued; a live update (``bot.delivery.live``) only ``try_take``s one that is free now, and
-none while a final write waits, and only while the window is less than ``LIVE_SHARE`` full
-(the rest is kept for final writes, which then rarely wait): live updates are what gives way;
-the next one shows the text so far, and the final text replaces it anyway.
+(``FRONTDESK_WRITES_PER_SECOND``, 25 by default). The outbox's writes (a reply's parts, the
+final edits of live messages, their deletions) ``take`` a slot and wait for it: a final
+delivery is never dropped, only queued. A live update (``bot.delivery.live``) only
+``try_take``s a slot free at once, none while a final write waits, and only while the
+window is less than ``LIVE_SHARE`` full (the rest is kept for final writes, which then
+rarely wait): live updates are what gives way; the next one shows the text so far, and the
+final text replaces it anyway.
 
-Slots are handed out in order, each at most ``per_second`` within any ``WINDOW_S``; the
-window is a little over a second so that the platform, which sees each write a moment
-later than it was sent, never counts more than ``per_second`` in one of its seconds.
+Slots are handed out in order, at most ``per_second`` within any ``WINDOW_S``; the window
+is a little over a second so that the platform, which sees each write a moment later than
+it was sent, never counts more than ``per_second`` in one of its seconds.
 """
 
 from __future__ import annotations
