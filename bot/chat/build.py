@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from bot.access.build import Admission
 from bot.access.pairing import KIND as PAIRING_KIND
@@ -25,6 +26,7 @@ from bot.chat.chat_runs import ChatRunner
 from bot.chat.commands import CommandHandler
 from bot.chat.decisions import Decisions, PressKinds, WaitRules, decided, owner_presses
 from bot.chat.gateway import Gateway
+from bot.chat.guest_limits import GuestCaps, GuestLimits, limit_graph
 from bot.chat.handlers import (
     ChatCommands,
     Handler,
@@ -89,7 +91,12 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
                                      meetings.flow)}
     commands = CommandHandler(memory, reminders.store, ModelCommand(models.big,
                                                                     models.small.name))
+    caps = GuestCaps(settings.guest_messages_per_hour, settings.guest_daily_usd,
+                     ZoneInfo(settings.timezone) if settings.timezone else None)
+    limited = flows.runs.register(limit_graph())  # found again when a crash interrupted one
     handlers: list[Handler] = [
+        # first: a guest past their share starts no run that could call a model (/meet too)
+        GuestLimits(caps, runner, flows.store, memory, limited),
         WorkflowCommands(runner, workflows, decisions, owner.today),
         MeetingsListing(meeting_chat),
         ChatCommands(commands, flows.store, flows.runs, delivery.run_chats),

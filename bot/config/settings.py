@@ -85,6 +85,11 @@ class Settings:
     # live replies (bot.delivery.live): answers shown as they are written, and how often
     stream: bool = True  # FRONTDESK_STREAM
     stream_interval: float = 1.0  # FRONTDESK_STREAM_INTERVAL: seconds between updates a chat
+    # One guest's share (bot.chat.guest_limits), and all of one bot's writes together
+    # (bot.delivery.pace): a platform's overall limit is about 30 a second
+    guest_daily_usd: float | None = None  # FRONTDESK_GUEST_DAILY_USD: None, no cap
+    guest_messages_per_hour: int = 30  # FRONTDESK_GUEST_MESSAGES_PER_HOUR: 0, no cap
+    writes_per_second: float = 25.0  # FRONTDESK_WRITES_PER_SECOND
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -163,6 +168,7 @@ class Settings:
             mcp_timeout=values.positive("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"),
                                         30.0),
             **meeting_settings(get),
+            **guest_settings(get),
             merge_window=values.seconds_up_to("FRONTDESK_MERGE_WINDOW",
                                               get("FRONTDESK_MERGE_WINDOW"), 1.5, 5.0, "1.5"),
             model_presets=values.presets("FRONTDESK_MODEL_PRESETS",
@@ -222,6 +228,25 @@ def meeting_settings(get: Callable[[str], str | None]) -> dict[str, Any]:
                                          example="4"),
         "meeting_hold": values.positive("FRONTDESK_MEETING_HOLD", get("FRONTDESK_MEETING_HOLD"),
                                         24.0, "hours", "24"),
+    }
+
+
+def guest_settings(get: Callable[[str], str | None]) -> dict[str, Any]:
+    """One guest's caps (the day's spend by default a quarter of the daily budget, none
+    without one) and the pace of all of one bot's writes."""
+    budget = values.number("FRONTDESK_DAILY_BUDGET_USD", get("FRONTDESK_DAILY_BUDGET_USD"),
+                           unit="US dollars")
+    daily = values.number("FRONTDESK_GUEST_DAILY_USD", get("FRONTDESK_GUEST_DAILY_USD"),
+                          unit="US dollars", example="0.50")
+    return {
+        "guest_daily_usd": daily if daily is not None else
+        (budget / 4 if budget is not None else None),
+        "guest_messages_per_hour": values.whole(
+            "FRONTDESK_GUEST_MESSAGES_PER_HOUR", get("FRONTDESK_GUEST_MESSAGES_PER_HOUR"), 30,
+            low=0, high=100_000, example="30"),
+        "writes_per_second": values.positive("FRONTDESK_WRITES_PER_SECOND",
+                                             get("FRONTDESK_WRITES_PER_SECOND"), 25.0,
+                                             "writes a second", "25"),
     }
 
 

@@ -52,13 +52,13 @@ def shown(text: str, where: str) -> str:
     """``text`` (someone else's) as it must be put into ``where``, one of ``PLACES``: cleaned
     of controls and bidi overrides, then escaped so it shows literally (no link, no bold, no
     tag, no terminal sequence); a log line is squeezed to one line, and so is a label in
-    ``markdown-code`` (an inline code span, which a backtick of its own would close: such a
-    label is escaped text instead)."""
+    ``markdown-code``: an inline code span, where neither Telegram nor Discord makes a link
+    of a bare URL (its fence is a backtick run longer than any in the label, so a backtick of
+    its own cannot close it)."""
     if where in ("markdown", "discord"):
         return _MARKUP.sub(r"\\\1", clean(text))
     if where == "markdown-code":  # a label in an inline code span, backticks included
-        label = one_line(text)
-        return f"`{label}`" if label and "`" not in label else _MARKUP.sub(r"\\\1", label)
+        return code_span(one_line(text))
     if where == "telegram-html":
         return html.escape(clean(text), quote=True)
     if where == "terminal":
@@ -66,6 +66,17 @@ def shown(text: str, where: str) -> str:
     if where == "log":
         return " ".join(clean(text).split())
     raise ValueError(f"no such place to show text: {where!r} (one of {', '.join(PLACES)})")
+
+def code_span(label: str) -> str:
+    """``label`` as inline code (CommonMark's code span, which our Telegram renderer and
+    Discord both read). A label with a lone backtick is fenced by two, with a space inside
+    each fence (the renderers drop those two spaces); a longer fence could open a code block
+    on Discord, so a run of two or more backticks stays outside, escaped, between spans."""
+    pieces = re.split("(``+)", label)
+    return "".join(_MARKUP.sub(r"\\\1", piece) if piece.startswith("``")
+                   else f"`` {piece} ``" if "`" in piece
+                   else f"`{piece}`" if piece else "" for piece in pieces)
+
 
 # In JSON inside a fenced code block these are written as \uXXXX escapes (the same value):
 # a backtick could close the fence (Discord ends one at any three), the rest hide or reorder.

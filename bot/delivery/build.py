@@ -21,6 +21,7 @@ from bot.delivery.ledger import ledger_stores
 from bot.delivery.live import LiveReplies
 from bot.delivery.notifier import NoticeLog, OwnerNotifier
 from bot.delivery.outbox import Outbox
+from bot.delivery.pace import WritePace
 from bot.delivery.parts import OutboxParts
 from bot.delivery.run_chats import RunChats
 from bot.delivery.shown import LiveMessages
@@ -60,9 +61,10 @@ def build(settings: Settings, db: Database, *, clock: Callable[[], float] = time
     """Every delivery store over ``db``; ``clock``/``sleep`` pace the notifier's hourly limit."""
     ledger = ledger_stores(db)
     shown = LiveMessages(db)  # live replies' partial messages
-    outbox = Outbox(ledger.parts, shown, OutboxFiles(db))  # + replies' files
+    pace = WritePace(settings.writes_per_second)  # every chat's writes together
+    outbox = Outbox(ledger.parts, shown, OutboxFiles(db), pace)  # + replies' files
     live = LiveReplies(outbox.adapter, shown, on=settings.stream,
-                       interval=settings.stream_interval)
+                       interval=settings.stream_interval, pace=pace)
     notifier = OwnerNotifier(settings, outbox, NoticeLog(db), clock=clock, sleep=sleep)
     return Delivery(ledger.inbox, ledger.parts, ledger.buttons, ledger.cursors,
                     ledger.run_chats, outbox, live, notifier)

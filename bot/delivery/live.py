@@ -12,8 +12,10 @@ into it (``graphs.live``), and it shows it through the platform's ``LiveAdapter`
   outbox delivers the final text's parts as edits of those messages: that edit *is* the
   delivery, so the final text is sent once, crash or not.
 
-The pace is the chat's: at most one write per ``interval`` seconds in that chat (the final
-delivery is never held back by it), never a write that changes nothing, a flood answer's
+The pace is the chat's and the bot's: at most one write per ``interval`` seconds in that
+chat (the final delivery is never held back by it), a write only when the bot's overall pace
+has a slot free for it now (``bot.delivery.pace``: else this update is dropped, and the next
+shows the text so far), never a write that changes nothing, a flood answer's
 ``retry_after`` kept for every write to the chat (the adapter keeps it for its sends too), and
 after ``MAX_FLOODS`` flood answers in one reply nothing more is shown live. A partial text
 always ends with "…" (``partial``), and a final text never does (``settled``), so a partial
@@ -34,6 +36,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from bot.adapters.base import Adapter, LiveAdapter
+from bot.delivery.pace import WritePace
 from bot.delivery.shown import LiveMessages
 from bot.messages import Flooded, LiveRefused
 from graphs.events import EventKind
@@ -89,11 +92,12 @@ class LiveReplies:
     """Opens live replies and keeps each chat's pace (last write, flood wait)."""
 
     def __init__(self, adapter_of: Callable[[str], Adapter | None], shown: LiveMessages, *,
-                 on: bool = True, interval: float = 1.0,
+                 on: bool = True, interval: float = 1.0, pace: WritePace | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.adapter_of, self.shown = adapter_of, shown
         self.on = on
         self.interval = interval
+        self.pace = pace  # all of the bot's writes to a platform (None: no overall pace)
         self.clock = clock
         self.last_write: dict[tuple[str, str], float] = {}
         self.not_before: dict[tuple[str, str], float] = {}  # a flood answer's wait, per chat
@@ -128,6 +132,10 @@ class LiveReplies:
         due = max(self.last_write.get(where, -1e9) + self.interval,
                   self.not_before.get(where, -1e9))
         return max(0.0, due - now)
+
+    def may_write(self, platform: str) -> bool:
+        """Whether the bot's overall pace has a slot free now (then taken) for a live write."""
+        return self.pace is None or self.pace.try_take(platform)
 
 
 class LiveReply:
@@ -204,7 +212,7 @@ class LiveReply:
         try:
             if self.mode == "draft":
                 shown = partial(pieces(text, self.adapter.live_limit)[0])
-                if self.showing.get(0) == shown:
+                if self.showing.get(0) == shown or not self.owner.may_write(self.where[0]):
                     return False
                 await self.adapter.draft(self.chat_id, draft_id_of(self.key), shown)
                 self.showing[0] = shown
@@ -238,6 +246,8 @@ class LiveReply:
             shown = partial(piece)
             if self.showing.get(number) == shown:
                 continue
+            if not self.owner.may_write(self.where[0]):
+                return False  # dropped: the bot's writes are at their pace
             message_id = self.messages.get(number)
             if message_id is None:
                 message_id = await self.adapter.post(self.chat_id, shown)

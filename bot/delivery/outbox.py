@@ -25,6 +25,9 @@ with that message's id, and live messages past the last part are deleted, so the
 is delivered once and no partial text is left behind, after a crash too. A final text never
 ends with "…" (``settled``): that mark is the partial texts'.
 
+Every write here (a part, a final edit, a deletion) waits for its slot in the bot's overall
+pace (``bot.delivery.pace``, when one is given): it may wait, it is never dropped.
+
 Usage::
 
     outbox = Outbox(parts)
@@ -43,6 +46,7 @@ from collections.abc import Iterable
 from bot.adapters.base import Adapter, LiveAdapter
 from bot.delivery.files import OutboxFiles
 from bot.delivery.live import settled
+from bot.delivery.pace import WritePace
 from bot.delivery.parts import MAX_MOVES, OutboxPart, OutboxParts
 from bot.delivery.shown import LiveMessages
 from bot.messages import Button, ChatMoved, LiveRefused, OutgoingFile, Undeliverable
@@ -55,8 +59,9 @@ class Outbox:
     """The outbox's parts, the adapters that send it, and one send lock per chat."""
 
     def __init__(self, parts: OutboxParts, shown: LiveMessages | None = None,
-                 files: OutboxFiles | None = None) -> None:
+                 files: OutboxFiles | None = None, pace: WritePace | None = None) -> None:
         self.parts = parts
+        self.pace = pace  # all of the bot's writes to a platform (None: no overall pace)
         self.shown = shown  # the partial messages of live replies, edited into the final
         self.files = files  # the files replies carry (None: replies are text only)
         self.adapters: dict[str, Adapter] = {}  # platform -> its running adapter
@@ -144,6 +149,7 @@ class Outbox:
         if file is None and await self._edit_live(adapter, part, target, buttons):
             return
         for _ in range(MAX_MOVES):
+            await self._slot(part.platform)
             try:
                 if file is not None:  # its caption is the part's text
                     message_id = await adapter.send_file(target, file, part.text, buttons,
@@ -176,12 +182,14 @@ class Outbox:
         message_id = self.shown.of(part.platform, part.chat_id, part.reply_key).get(part.part_no)
         if message_id is None:
             return False
+        await self._slot(part.platform)
         try:
             await adapter.edit(target, message_id, part.text, buttons, final=True)
         except LiveRefused as refused:  # gone, or too old to edit: a new message instead
             log.info("could not edit live message %s in %s chat %s (%s); sending anew",
                      message_id, part.platform, target, refused)
             with contextlib.suppress(Exception):  # never left partial where it can go
+                await self._slot(part.platform)
                 await adapter.delete(target, message_id)
             self.shown.settle(part.platform, part.chat_id, part.reply_key, part.part_no)
             return False
@@ -203,8 +211,14 @@ class Outbox:
         extras = self.shown.of(part.platform, part.chat_id, part.reply_key)
         for number, message_id in sorted(extras.items()):
             try:
+                await self._slot(part.platform)
                 await adapter.delete(target, message_id)
             except Exception:  # it stays, partial-marked: never mistaken for an answer
                 log.warning("could not delete live message %s in %s chat %s", message_id,
                             part.platform, target, exc_info=True)
             self.shown.settle(part.platform, part.chat_id, part.reply_key, number)
+
+    async def _slot(self, platform: str) -> None:
+        """Wait for this write's turn in the bot's overall pace (never refused)."""
+        if self.pace is not None:
+            await self.pace.take(platform)

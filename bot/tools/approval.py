@@ -79,18 +79,20 @@ def question(tools: ToolRegistry, call: ToolCall, caller: Caller, again: bool) -
     server = tool.server if tool is not None else None
     name = tool.own_name if tool is not None else call.name
     # The tool's and the server's names are a server's text and the guest's name is theirs:
-    # shown as typed, never as markup (a name cannot close its code span and plant a link).
+    # each shown as typed in a code span (``shown``'s "markdown-code"), never as markup and
+    # never as a link: Telegram and Discord make no link of a bare URL in code, and a name
+    # cannot close its span and plant one.
     where = f" from the MCP server {shown(server, 'markdown-code')}" if server else ""
     label = shown(name, "markdown-code")
     lines = [f"A call of {label}{where} that you approved was interrupted by a restart; it "
              "may already have run. Run it again?" if again
              else f"May I run the tool {label}{where}?"]
     if not caller.is_owner:
-        lines.append(f"Asked for by {shown(one_name(caller.name or caller.scope), 'markdown')}"
-                     " (not you).")
+        guest = shown(one_name(caller.name or caller.scope), "markdown-code")
+        lines.append(f"Asked for by {guest} (not you).")
     # In a code block the arguments (the model's text, maybe a guest's words) are shown as
-    # typed: JSON keeps every newline escaped, and ``shown_json`` every backtick, so nothing
-    # in it can close the fence.
+    # typed and never linked: JSON keeps every newline escaped, and ``shown_json`` every
+    # backtick, so nothing in it can close the fence.
     lines += ["Arguments:", "```json", shown_json(arguments_text(call.arguments)), "```"]
     return "\n".join(lines)
 

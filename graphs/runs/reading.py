@@ -10,6 +10,7 @@ import json
 import sqlite3
 from typing import Any, cast
 
+from graphs.events import EventKind
 from graphs.graph import GraphRunError, RunStatus
 from graphs.runs.records import RunInfo, RunRecord, StepRow, WaitInfo
 from graphs.trace import cost_totals
@@ -109,6 +110,26 @@ class RunReading:
         found = self._runs("WHERE workflow = ? ORDER BY started_at DESC, rowid DESC LIMIT 1",
                            (workflow,))
         return found[0] if found else None
+
+    def messages_of(self, user: str, since: float, *, but: str = "") -> int:
+        """How many messages the runs of ``user`` (their meta's ``user``) started since
+        ``since`` answered: a burst's lines each count; runs of workflow ``but`` left out.
+        Read through the runs' start index, so the cost is the runs of that hour."""
+        row = self.conn.execute(
+            "SELECT COALESCE(SUM(COALESCE(json_array_length(meta, '$.messages'), 1)), 0)"
+            " FROM runs WHERE started_at >= ? AND workflow != ?"
+            " AND json_extract(meta, '$.user') = ?", (since, but, user)).fetchone()
+        return int(row[0])
+
+    def spent_by(self, user: str, since: float, started_after: float) -> float:
+        """USD of the model calls recorded since ``since`` by the runs of ``user`` started
+        after ``started_after`` (a run may wait hours for an answer and call a model after)."""
+        row = self.conn.execute(
+            "SELECT COALESCE(SUM(json_extract(e.data, '$.cost_usd')), 0) FROM runs r"
+            " JOIN run_events e ON e.run_id = r.id WHERE r.started_at >= ?"
+            " AND json_extract(r.meta, '$.user') = ? AND e.event = ? AND e.t >= ?",
+            (started_after, user, EventKind.MODEL_CALL.value, since)).fetchone()
+        return float(row[0])
 
     # -- events ----------------------------------------------------------------------------
 

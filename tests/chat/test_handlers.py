@@ -3,6 +3,7 @@ answers it, and a new way in is a new handler in the list."""
 
 from __future__ import annotations
 
+from bot.chat.guest_limits import GuestLimits
 from bot.chat.handlers import (
     ChatCommands,
     MeetingsListing,
@@ -18,8 +19,8 @@ from tests.support.harness import Harness
 
 def test_the_handlers_are_asked_in_their_documented_order(harness: Harness) -> None:
     kinds = [type(handler) for handler in harness.services.chat.answerer.handlers]
-    assert kinds == [WorkflowCommands, MeetingsListing, ChatCommands, TypedPicks, WaitAnswers,
-                     NewRun]
+    assert kinds == [GuestLimits, WorkflowCommands, MeetingsListing, ChatCommands, TypedPicks,
+                     WaitAnswers, NewRun]
 
 
 class Echo:

@@ -26,6 +26,9 @@ from bot.tools.registry import Caller, ToolRegistry
 
 HOSTILE = "a`b [✅ Approve: safe](https://evil.example) <b>bold</b> \u202edi \x1b[2J end\nforged"
 LINK = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\(")  # an unescaped [text]( : a live link
+# Code, fenced or inline (a run of backticks to the next run as long): Discord links nothing
+# in it, so a [text]( there is text.
+CODE = re.compile(r"(?<![\\`])(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
 
 
 def assert_clean(text: str) -> None:
@@ -43,7 +46,7 @@ def assert_telegram_literal(markdown: str) -> None:
 
 def assert_discord_literal(markdown: str) -> None:
     for part in discord_parts(markdown):
-        assert LINK.search(part) is None, part
+        assert LINK.search(CODE.sub("", part)) is None, part
         assert_clean(part)
 
 
@@ -77,8 +80,7 @@ def test_an_mcp_tool_name_server_guest_and_arguments_in_the_approval_card() -> N
     for part in telegram_parts(card):
         assert "<a " not in part.html and "<b>bold" not in part.html
     for part in discord_parts(card):
-        outside = re.sub(r"```.*?```", "", part, flags=re.S)
-        assert LINK.search(outside) is None, part
+        assert LINK.search(CODE.sub("", part)) is None, part
 
 
 def test_names_and_messages_in_an_owner_notice() -> None:
