@@ -197,6 +197,7 @@ class ChaosWorld:
             "FRONTDESK_MODEL_PROVIDER": "offline",
             "FRONTDESK_LOG_LEVEL": "INFO",
             "FRONTDESK_MERGE_WINDOW": "0",  # the chaos counts one answer per message
+            "FRONTDESK_GUEST_MESSAGES_PER_HOUR": "0",  # many messages per guest, all answered
             "PYTHONPATH": str(REPO),
             "PYTHONUNBUFFERED": "1",
         })

@@ -90,4 +90,9 @@ MIGRATIONS: list[Migration] = [
     ("runs_004_reply_key", """
         ALTER TABLE run_waits ADD COLUMN reply_key TEXT;
     """),
+    # Whose runs (the meta's ``user``) by start: a guest's messages this hour and spend today
+    # are read per message (``bot.chat.guest_limits``), at the cost of that guest's runs only.
+    ("runs_005_by_user", """
+        CREATE INDEX runs_by_user ON runs (json_extract(meta, '$.user'), started_at);
+    """),
 ]
