@@ -28,14 +28,7 @@ from bot.models import choices, costs
 from bot.reminders import store as reminders
 from graphs.runs import schema as runs_schema
 from memory import schema as memory_schema
-from sqlitedb import (
-    Migration,
-    applied_migrations,
-    connect,
-    migrate,
-    open_read_only,
-    running_version,
-)
+from sqlitedb import Migration, applied_migrations, open_read_only, running_version
 from sqlitedb.database import Database
 
 # Applied in this order on a new database; an existing one gets the ones it has not recorded.
@@ -155,12 +148,9 @@ def expected_objects(applied: Iterable[str]) -> set[SchemaObject]:
     """What this version's migrations named in ``applied`` make, applied in their order to a
     new database in memory."""
     wanted = set(applied)
-    conn = connect(":memory:")
-    try:
-        migrate(conn, [step for step in ordered_migrations() if step[0] in wanted], atomic=True)
-        return schema_objects(conn)
-    finally:
-        conn.close()
+    steps = [step for step in ordered_migrations() if step[0] in wanted]
+    with Database(":memory:", migrations=steps, atomic=True) as scratch:
+        return schema_objects(scratch.reader)
 
 
 def foreign_objects(conn: sqlite3.Connection) -> list[str]:
@@ -169,11 +159,11 @@ def foreign_objects(conn: sqlite3.Connection) -> list[str]:
     index ...'); empty when they are exactly the same. The migrations must all be known here
     (``read_state`` tells which are not)."""
     found = schema_objects(conn)
-    if UNVERSIONED_MIGRATIONS_TABLE in found:
-        found.discard(UNVERSIONED_MIGRATIONS_TABLE)
-        found |= {row for row in expected_objects([]) if row[1] == "migrations"}
     has_table = any(kind == "table" and name == "migrations" for kind, name, _, _ in found)
     expected = expected_objects(applied_migrations(conn)) if has_table else set()
+    if UNVERSIONED_MIGRATIONS_TABLE in found:
+        found.discard(UNVERSIONED_MIGRATIONS_TABLE)
+        found |= {row for row in expected if row[:2] == ("table", "migrations")}
     extra = found - expected - PLANNER_STATISTICS
     missing = expected - found
     named = {(kind, name) for kind, name, _, _ in expected}

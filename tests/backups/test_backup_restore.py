@@ -26,13 +26,8 @@ from tests.backups.conftest import (
     frontdesk,
     make_newer,
     notes,
+    written_path,
 )
-
-
-def written_path(done: subprocess.CompletedProcess[str]) -> Path:
-    """The file `frontdesk backup` says it wrote."""
-    assert done.returncode == 0, done.stderr
-    return Path(done.stdout.strip().rsplit(" to ", 1)[1])
 
 
 def test_a_backup_holds_the_database_the_folders_and_a_manifest(tmp_path: Path) -> None:
