@@ -9,12 +9,15 @@ reader) and applies that list, once; no store applies migrations of its own. ``f
 doctor``, the backups, the upgrade before each command and ``--version`` read the same list:
 ``read_state`` tells, without writing a byte, where a database file stands against it: up to
 date, migrations to apply, or written by a newer Frontdesk (a migration this version does not
-know).
+know). ``foreign_objects`` tells whether its tables, indexes, triggers and views are exactly
+those its migrations make: a trigger slipped into a restored backup would run its SQL at the
+next write.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,3 +119,64 @@ def read_state(path: Path) -> SchemaState:
     return SchemaState(path, exists=True, applied=applied,
                        pending=[n for n, _ in ordered_migrations() if n not in applied],
                        unknown=sorted(set(applied) - known))
+
+
+SchemaObject = tuple[str, str, str, str]  # type, name, its table, its SQL (whitespace folded)
+
+# Tables SQLite itself makes when someone runs ANALYZE: its query planner's statistics, which
+# run nothing. A database may hold them whatever its migrations.
+PLANNER_STATISTICS: set[SchemaObject] = {
+    ("table", "sqlite_stat1", "sqlite_stat1", "CREATE TABLE sqlite_stat1(tbl,idx,stat)"),
+    ("table", "sqlite_stat4", "sqlite_stat4",
+     "CREATE TABLE sqlite_stat4(tbl,idx,neq,nlt,ndlt,sample)"),
+}
+# The migrations table as Frontdesk made it before it recorded versions; the next command's
+# upgrade adds the column (``sqlitedb``), after which it reads as the one made now.
+UNVERSIONED_MIGRATIONS_TABLE: SchemaObject = (
+    "table", "migrations", "migrations",
+    "CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+
+
+def schema_objects(conn: sqlite3.Connection) -> set[SchemaObject]:
+    """Every table, index, trigger and view the database holds (SQLite's own and FTS5's
+    shadow tables too), as ``sqlite_master`` lists them."""
+    rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
+    return {(kind, name, table, " ".join((sql or "").split())) for kind, name, table, sql in rows}
+
+
+def expected_objects(applied: Iterable[str]) -> set[SchemaObject]:
+    """What this version's migrations named in ``applied`` make, applied in their order to a
+    new database in memory."""
+    wanted = set(applied)
+    steps = [step for step in ordered_migrations() if step[0] in wanted]
+    with Database(":memory:", migrations=steps, atomic=True) as scratch:
+        return schema_objects(scratch.reader)
+
+
+def foreign_objects(conn: sqlite3.Connection) -> list[str]:
+    """Each way the database's schema differs from what its applied migrations make ('an
+    extra trigger evil on memory_notes', 'table memory_notes differs from its migration', 'no
+    index ...'); empty when they are exactly the same. The migrations must all be known here
+    (``read_state`` tells which are not)."""
+    found = schema_objects(conn)
+    has_table = any(kind == "table" and name == "migrations" for kind, name, _, _ in found)
+    expected = expected_objects(applied_migrations(conn)) if has_table else set()
+    if UNVERSIONED_MIGRATIONS_TABLE in found:
+        found.discard(UNVERSIONED_MIGRATIONS_TABLE)
+        found |= {row for row in expected if row[:2] == ("table", "migrations")}
+    extra = found - expected - PLANNER_STATISTICS
+    missing = expected - found
+    named = {(kind, name) for kind, name, _, _ in expected}
+    said = [f"{kind} {_shown(name)} differs from its migration" if (kind, name) in named
+            else f"an extra {kind} {_shown(name)} on {_shown(table)}" if table != name
+            else f"an extra {kind} {_shown(name)}" for kind, name, table, _ in sorted(extra)]
+    found_named = {(kind, name) for kind, name, _, _ in found}
+    said += [f"no {kind} {name}" for kind, name, _, _ in sorted(missing)
+             if (kind, name) not in found_named]
+    return said
+
+
+def _shown(name: str) -> str:
+    """A name as it may be printed: quoted and escaped unless a plain identifier (another
+    party chose it: no terminal escapes, no line breaks)."""
+    return name if name.isidentifier() else repr(name)

@@ -6,8 +6,9 @@ WAL database is not), the folders its rows point at (``attachments/``, ``traces/
 ``manifest.json``: the Frontdesk version, the database's migrations with the version that
 applied each, the time, the database's SHA-256 and what each folder holds. The archive is
 written under a ``.partial`` name and renamed when complete, so a backup file is never half
-of one. Python's ``tarfile``, ``sqlite3`` and ``json`` do all of it; extraction uses
-``tarfile``'s ``data`` filter (no paths outside the target, no devices or odd links).
+of one. Python's ``tarfile``, ``sqlite3`` and ``json`` do all of it. Reading one back, every
+header is checked first (``members.scan``: only the names a backup has, sizes under a cap, the
+database's checksum), and only then is it extracted, with ``tarfile``'s ``data`` filter too.
 
 Usage::
 
@@ -21,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import sqlite3
 import tarfile
 import tempfile
@@ -30,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bot.backups.members import FOLDERS, MANIFEST, ArchiveRefused, scan, size_cap
 from sqlitedb import (
     DB_FILENAME,
     applied_migrations,
@@ -40,8 +43,6 @@ from sqlitedb import (
 )
 
 FORMAT = 1
-MANIFEST = "manifest.json"
-FOLDERS = ("attachments", "traces")  # under FRONTDESK_HOME: the files the rows point at
 BACKUPS_DIR = "backups"
 SUFFIX = ".tar.gz"
 DAILY_PREFIX = "frontdesk-daily-"
@@ -80,6 +81,14 @@ class Manifest:
         if manifest.format > FORMAT:
             raise BackupError(f"it was written by Frontdesk {manifest.frontdesk} in a newer "
                               f"backup format ({manifest.format}); upgrade Frontdesk")
+        # restore puts these names in the home: only the ones a backup is made of
+        if manifest.database != DB_FILENAME:
+            raise BackupError(f"its manifest names the database {manifest.database!r}; a "
+                              f"backup's is {DB_FILENAME!r}")
+        strange = sorted(set(manifest.folders) - set(FOLDERS))
+        if strange:
+            raise BackupError(f"its manifest names the folder {strange[0]!r}; a backup holds "
+                              f"only {' and '.join(FOLDERS)}")
         return manifest
 
 
@@ -177,39 +186,50 @@ def _add_folder(tar: tarfile.TarFile, folder: Path, arcname: str) -> int:
 
 
 def unpack_backup(path: Path, into: Path) -> Manifest:
-    """Extract a backup into an empty folder and check it: the manifest, the database's
-    checksum and SQLite integrity check, its migrations as the manifest lists them."""
+    """Check a backup and extract it into an empty folder: every header first (the names, the
+    sizes, the manifest, the database's checksum; nothing written until they pass), then
+    SQLite's integrity check and the database's migrations as the manifest lists them."""
     if not path.is_file():
         raise BackupError(f"{path} does not exist")
+    there = next(folder for folder in (into, *into.parents) if folder.exists())
+    cap = size_cap(path.stat().st_size, shutil.disk_usage(there).free)
     try:
         with tarfile.open(path, "r:*") as tar:
-            try:
-                member = tar.getmember(MANIFEST)
-            except KeyError as exc:
-                raise BackupError(f"{path} is not a Frontdesk backup (no {MANIFEST})") from exc
-            raw = tar.extractfile(member)
-            if raw is None:
-                raise BackupError(f"{path} is not a Frontdesk backup ({MANIFEST} is no file)")
-            try:
-                manifest = Manifest.from_json(json.loads(raw.read()))
-            except json.JSONDecodeError as exc:
-                raise BackupError(f"its {MANIFEST} is not JSON ({exc})") from exc
-            tar.extractall(into, filter="data")
+            found = scan(tar, cap)
+            manifest = _manifest(path, found.manifest)
+            if found.database_sha256 is None:
+                raise BackupError(f"it holds no {DB_FILENAME}")
+            if found.database_sha256 != manifest.database_sha256:
+                raise BackupError("its database does not match the checksum in its manifest")
+            unlisted = sorted(found.folders - set(manifest.folders))
+            if unlisted:
+                raise BackupError(f"it holds {unlisted[0]}/, which its manifest does not list")
+            tar.extractall(into, members=found.members, filter="data")
+    except ArchiveRefused as exc:
+        raise BackupError(str(exc)) from exc
     except tarfile.ReadError as exc:
         raise BackupError(f"{path} cannot be read as a backup (it is not a .tar.gz archive, "
                           "or a damaged one)") from exc
     except (tarfile.TarError, EOFError, OSError) as exc:
         said = " ".join(str(exc).split())
         raise BackupError(f"{path} cannot be read as a backup ({said})") from exc
-    database = into / manifest.database
-    if not database.is_file():
-        raise BackupError(f"it holds no {manifest.database}")
-    if _sha256(database) != manifest.database_sha256:
+    database = into / DB_FILENAME
+    if _sha256(database) != manifest.database_sha256:  # the file changed since it was read
         raise BackupError("its database does not match the checksum in its manifest")
     migrations = check_database(database)
     if set(migrations) != set(manifest.migrations):
         raise BackupError("its database's migrations differ from its manifest's")
     return manifest
+
+
+def _manifest(path: Path, raw: bytes | None) -> Manifest:
+    """The manifest's bytes read as one; BackupError when there are none or they do not parse."""
+    if raw is None:
+        raise BackupError(f"{path} is not a Frontdesk backup (no {MANIFEST})")
+    try:
+        return Manifest.from_json(json.loads(raw))
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested past reason
+        raise BackupError(f"its {MANIFEST} is not JSON ({type(exc).__name__})") from exc
 
 
 def daily_backup(home: Path, day: str, keep: int) -> Path:

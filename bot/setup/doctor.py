@@ -23,7 +23,7 @@ import httpx
 
 from bot.config.logs import write_details
 from bot.config.settings import Settings
-from bot.schema import read_state
+from bot.schema import foreign_objects, read_state
 from sqlitedb import open_read_only
 
 TIMEOUT_S = 10.0
@@ -87,7 +87,8 @@ async def check_data_dir(ctx: Context) -> list[Result]:
 
 
 async def check_database(ctx: Context) -> list[Result]:
-    """The database file: SQLite's integrity check, and where its schema stands."""
+    """The database file: SQLite's integrity check, where its schema stands, and no table,
+    index, trigger or view its migrations do not make."""
     if (skipped := needs_settings("database", ctx)) is not None:
         return skipped
     assert ctx.settings is not None
@@ -95,19 +96,19 @@ async def check_database(ctx: Context) -> list[Result]:
     state = read_state(path)
     if not state.exists:
         return [Result("database", True, f"{path} does not exist yet; made at the first start")]
-    verdict = "ok"
-    if not state.problem:
-        try:
-            conn = open_read_only(path)
-            try:
-                verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            verdict = str(exc)
     if state.problem:
         return [Result("database", False, f"{path} cannot be read ({state.problem})",
                        "restore it from a backup, or move it away to start afresh")]
+    try:
+        conn = open_read_only(path)
+        try:
+            verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            known = verdict == "ok" and not state.unknown  # else no migrations to compare
+            foreign = foreign_objects(conn) if known else []
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        verdict, foreign = str(exc), []
     if verdict != "ok":
         return [Result("database", False, f"{path} is damaged ({verdict})",
                        "restore it from a backup (sqlite3 .recover can save what is left)")]
@@ -115,6 +116,10 @@ async def check_database(ctx: Context) -> list[Result]:
         return [Result("database", False, f"written by Frontdesk {state.newer_version} "
                        f"(migration {state.unknown[0]}), newer than this one",
                        "upgrade Frontdesk to the version that wrote it, or restore a backup")]
+    if foreign:
+        return [Result("database", False, f"{path} is not as its migrations make it: "
+                       + "; ".join(foreign), "restore a backup taken before it changed, or "
+                       "remove what was added with sqlite3 (e.g. DROP TRIGGER name)")]
     later = " at the next start, after a backup" if state.pending else ""
     return [Result("database", True, f"intact, {state.summary()}{later}")]
 

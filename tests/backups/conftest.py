@@ -35,6 +35,12 @@ def frontdesk(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess
                           text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
+def written_path(done: subprocess.CompletedProcess[str]) -> Path:
+    """The file `frontdesk backup` says it wrote."""
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.strip().rsplit(" to ", 1)[1])
+
+
 def database_at(home: Path, drop_last: int = 0) -> Path:
     """A database with every migration of this version but the last ``drop_last``."""
     path = home / "frontdesk.db"
@@ -57,6 +63,21 @@ def make_newer(path: Path, name: str = "zz_from_the_future_001") -> None:
 def digest(path: Path) -> str:
     """The file's bytes, hashed."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file and folder under ``root``: each file's bytes hashed, each folder named, each
+    link's target; to compare a tree before and after, byte for byte."""
+    found: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        name = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            found[name] = f"link to {os.readlink(path)}"
+        elif path.is_dir():
+            found[name] = "folder"
+        else:
+            found[name] = digest(path)
+    return found
 
 
 def notes(path: Path) -> list[str]:

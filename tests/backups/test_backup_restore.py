@@ -9,12 +9,14 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from bot.backups.archive import MANIFEST, BackupError, make_backup, unpack_backup
 from bot.backups.lock import home_in_use
+from bot.backups.restore import restore_backup
 from bot.schema import known_migrations
 from sqlitedb import running_version
 from tests.backups.conftest import (
@@ -26,13 +28,9 @@ from tests.backups.conftest import (
     frontdesk,
     make_newer,
     notes,
+    snapshot,
+    written_path,
 )
-
-
-def written_path(done: subprocess.CompletedProcess[str]) -> Path:
-    """The file `frontdesk backup` says it wrote."""
-    assert done.returncode == 0, done.stderr
-    return Path(done.stdout.strip().rsplit(" to ", 1)[1])
 
 
 def test_a_backup_holds_the_database_the_folders_and_a_manifest(tmp_path: Path) -> None:
@@ -192,3 +190,27 @@ def test_a_fresh_home_is_made_then_backed_up(tmp_path: Path) -> None:
     done = frontdesk(home, "backup")  # the check before a command makes the database
     assert unpack_backup(written_path(done), tmp_path / "out").migrations.keys() \
         == known_migrations()
+
+
+def test_a_rename_that_fails_puts_back_the_ones_before_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert frontdesk(home, "memory", "add", "before the backup").returncode == 0
+    (home / "attachments").mkdir()
+    (home / "attachments" / "a.txt").write_text("kept in the backup")
+    path = written_path(frontdesk(home, "backup"))
+    assert frontdesk(home, "memory", "add", "after the backup").returncode == 0
+    # where the attachments would be kept aside is taken (a folder with a file in it): the
+    # rename fails after the database was already swapped
+    moment = 1_800_000_000.0
+    stamp = datetime.fromtimestamp(moment).strftime("%Y%m%d-%H%M%S")
+    (home / f"attachments.replaced-{stamp}").mkdir()
+    (home / f"attachments.replaced-{stamp}" / "x").write_text("in the way")
+    (home / "run.lock").touch()  # as a bot that ran here left it; the restore takes it
+    before = {name: value for name, value in snapshot(home).items()
+              if not name.startswith("frontdesk.db")}  # the database: settled, then put back
+    with pytest.raises(BackupError, match=r"could not be put in place .*; the home is as it was"):
+        restore_backup(home, path, now=moment)
+    assert notes(home / "frontdesk.db") == ["before the backup", "after the backup"]
+    assert {name: value for name, value in snapshot(home).items()
+            if not name.startswith("frontdesk.db")} == before
+    assert not list(home.glob("frontdesk.db.replaced-*"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from bot.adapters.console import OWNER_CHAT, console_message
 from bot.app import assemble
 from bot.config.settings import Settings
-from bot.schema import read_state
+from bot.schema import foreign_objects, read_state
 from sqlitedb import applied_migrations
 
 OLD = Path(__file__).resolve().parent.parent / "data" / "frontdesk-baa684d.db"
@@ -67,3 +67,21 @@ async def test_a_database_from_baa684d_opens_and_serves_unchanged(tmp_path: Path
         await app.close()
     finally:
         app.db.close()
+
+
+def test_an_old_database_s_schema_is_exactly_what_its_migrations_make(tmp_path: Path) -> None:
+    """Compared with the migrations it has applied (fewer than this version's), its FTS5 and
+    SQLite's own tables included; the migrations table as made before versions were recorded
+    too; and a trigger added to it is found."""
+    database = tmp_path / "frontdesk.db"
+    shutil.copy(OLD, database)
+    conn = sqlite3.connect(database)
+    try:
+        assert read_state(database).pending and foreign_objects(conn) == []
+        conn.execute("ALTER TABLE migrations DROP COLUMN version")  # as before 6dc5e23
+        conn.execute("ANALYZE")  # SQLite's planner statistics: its own, harmless tables
+        assert foreign_objects(conn) == []
+        conn.execute("CREATE TRIGGER evil AFTER DELETE ON memory_notes BEGIN SELECT 1; END")
+        assert foreign_objects(conn) == ["an extra trigger evil on memory_notes"]
+    finally:
+        conn.close()
