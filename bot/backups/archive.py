@@ -7,7 +7,8 @@ WAL database is not), the folders its rows point at (``attachments/``, ``traces/
 applied each, the time, the database's SHA-256 and what each folder holds. The archive is
 written under a ``.partial`` name and renamed when complete, so a backup file is never half
 of one; a write that fails (a full disk) removes the partial file. Python's ``tarfile``,
-``sqlite3`` and ``json`` do all of it; extraction uses ``tarfile``'s ``data`` filter (no paths outside the target, no devices or odd links).
+``sqlite3`` and ``json`` do all of it; extraction uses ``tarfile``'s ``data`` filter (no
+paths outside the target, no devices or odd links).
 
 Usage::
 
