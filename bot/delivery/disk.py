@@ -33,7 +33,7 @@ from bot.delivery.outbox import Outbox
 
 log = logging.getLogger(__name__)
 PROBE_CURSOR = "disk:probe"  # the probe's write: a real commit, as small as one can be
-RETRY_S = 5.0
+RETRY_S = 2.0  # as the Telegram intake asks for a refused batch again
 NOTICE = ("**The disk is full**\n{}")
 NOTICE_TEXT = ("I cannot write to {} any more, so I am not taking in new messages for now. "
                "Nothing is lost: what people send waits with the chat platform, and I answer "
@@ -140,7 +140,8 @@ class DiskWatch:
             if adapter is None:
                 raise LookupError(f"{platform} is not running yet")
             chat = await self.notifier.owner_chat(platform)
-            await adapter.send(chat, text, None, key=f"disk-full-{int(time.time())}")
+            for number, part in enumerate(adapter.split(text)):  # the platform's markup
+                await adapter.send(chat, part, None, key=f"disk-full-{int(time.time())}-{number}")
         except Exception as exc:
             if not quiet:
                 log.warning("could not tell the owner that the disk is full (%s); trying again "
