@@ -120,13 +120,22 @@ class LogFile(logging.handlers.RotatingFileHandler):
         if self.dropped:
             missed = self.dropped
             self.dropped = 0
+            self._end_line()
             super().emit(logging.makeLogRecord({
                 "name": __name__, "levelno": logging.WARNING, "levelname": "WARNING",
-                "msg": f"{missed} log lines were not written here: the disk was full"}))
+                "msg": f"{missed} log lines were not written here, or cut short: the disk was "
+                       "full"}))
             if self.dropped:  # still full: the count waits, and this record is dropped too
                 self.dropped = missed + 1
                 return
         super().emit(record)
+
+    def _end_line(self) -> None:
+        """End the line the full disk cut short, so the next one starts on a line of its own."""
+        with contextlib.suppress(OSError), open(self.baseFilename, "rb+") as file:
+            if file.seek(0, os.SEEK_END) and file.seek(-1, os.SEEK_END) >= 0 \
+                    and file.read(1) != b"\n":
+                file.write(b"\n")
 
     def handleError(self, record: logging.LogRecord) -> None:
         error = sys.exc_info()[1]
