@@ -38,7 +38,8 @@ def small_disk(folder: Path, size: str) -> Iterator[Path]:
     try:
         yield folder
     finally:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
+        subprocess.run([shutil.which("umount") or "umount", "-l", str(folder)],
+                       capture_output=True, check=False)
 
 
 def fill(disk: Path) -> Path:
