@@ -254,6 +254,11 @@ class Inbound(Protocol[AdapterT]):
         when the answer went out with another line of its burst."""
         ...
 
+    def not_recorded(self, error: BaseException) -> None:
+        """What the adapter took in could not be recorded (its own transaction failed: a full
+        disk); it leaves it unconfirmed, so the platform sends it again."""
+        ...
+
     def unreadable(self, platform: str, chat_id: str, message_id: str, user_id: str,
                    payload: Mapping[str, Any], reason: str) -> None:
         """Record an update that cannot be read as failed, so it is skipped, never retried."""

@@ -42,16 +42,21 @@ def write_jsonl(events: Iterable[dict[str, Any]], path: Path | str) -> int:
     """Write events as JSON lines to ``path`` (its folder made if need be); how many.
 
     The file is replaced whole (written aside, then renamed), so a reader never sees half of
-    it and the same events always give the same file."""
+    it and the same events always give the same file. A write that fails (a full disk) leaves
+    no file aside and the old one, if any, as it was."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     aside = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     count = 0
-    with open(aside, "w", encoding="utf-8") as out:
-        for event in events:
-            out.write(json.dumps(event, default=str) + "\n")
-            count += 1
-    os.replace(aside, target)
+    try:
+        with open(aside, "w", encoding="utf-8") as out:
+            for event in events:
+                out.write(json.dumps(event, default=str) + "\n")
+                count += 1
+        os.replace(aside, target)
+    except BaseException:
+        aside.unlink(missing_ok=True)
+        raise
     return count
 
 

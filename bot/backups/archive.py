@@ -6,9 +6,10 @@ WAL database is not), the folders its rows point at (``attachments/``, ``traces/
 ``manifest.json``: the Frontdesk version, the database's migrations with the version that
 applied each, the time, the database's SHA-256 and what each folder holds. The archive is
 written under a ``.partial`` name and renamed when complete, so a backup file is never half
-of one. Python's ``tarfile``, ``sqlite3`` and ``json`` do all of it. Reading one back, every
-header is checked first (``members.scan``: only the names a backup has, sizes under a cap, the
-database's checksum), and only then is it extracted, with ``tarfile``'s ``data`` filter too.
+of one; a write that fails (a full disk) removes the partial file. Python's ``tarfile``,
+``sqlite3`` and ``json`` do all of it. Reading one back, every header is checked first
+(``members.scan``: only the names a backup has, sizes under a cap, the database's checksum),
+and only then is it extracted, with ``tarfile``'s ``data`` filter too.
 
 Usage::
 
@@ -147,25 +148,39 @@ def make_backup(home: Path, target: Path | None = None, *, kind: str = "manual",
         copy = Path(staging) / DB_FILENAME
         try:
             copy_database(source, copy)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:  # "database or disk is full", for one
             raise BackupError(f"the database {source} cannot be copied ({exc})") from exc
         migrations = check_database(copy)
-        counts: dict[str, int] = {}
-        with tarfile.open(partial, "w:gz") as tar:
-            tar.add(copy, arcname=DB_FILENAME)
-            for name in folders:
-                if (home / name).is_dir():
-                    counts[name] = _add_folder(tar, home / name, name)
-            manifest = Manifest(frontdesk=running_version(),
-                                created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                                kind=kind, database_sha256=_sha256(copy),
-                                migrations=migrations, folders=counts)
-            data = json.dumps(asdict(manifest), indent=2).encode()
-            info = tarfile.TarInfo(MANIFEST)
-            info.size, info.mtime = len(data), int(time.time())
-            tar.addfile(info, io.BytesIO(data))
-    os.replace(partial, target)
+        try:
+            manifest = _write_archive(partial, home, copy, migrations, kind, folders)
+            os.replace(partial, target)
+        except BaseException as exc:  # never a half-written backup kept as if complete
+            partial.unlink(missing_ok=True)
+            if isinstance(exc, OSError):  # "No space left on device", for one
+                raise BackupError(f"the backup could not be written to {target.parent} "
+                                  f"({exc.strerror or exc})") from exc
+            raise
     return target, manifest
+
+
+def _write_archive(partial: Path, home: Path, copy: Path, migrations: dict[str, str | None],
+                   kind: str, folders: tuple[str, ...]) -> Manifest:
+    """The archive at ``partial``: the database copy, the folders, the manifest; that."""
+    counts: dict[str, int] = {}
+    with tarfile.open(partial, "w:gz") as tar:
+        tar.add(copy, arcname=DB_FILENAME)
+        for name in folders:
+            if (home / name).is_dir():
+                counts[name] = _add_folder(tar, home / name, name)
+        manifest = Manifest(frontdesk=running_version(),
+                            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                            kind=kind, database_sha256=_sha256(copy),
+                            migrations=migrations, folders=counts)
+        data = json.dumps(asdict(manifest), indent=2).encode()
+        info = tarfile.TarInfo(MANIFEST)
+        info.size, info.mtime = len(data), int(time.time())
+        tar.addfile(info, io.BytesIO(data))
+    return manifest
 
 
 def _add_folder(tar: tarfile.TarFile, folder: Path, arcname: str) -> int:

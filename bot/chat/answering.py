@@ -6,7 +6,9 @@ visibly), a too-long text is refused before any model reads it, files become tex
 (``bot.media.attachments``, built on first use), the handlers (``bot.chat.handlers``) are asked
 in order within the answer deadline while the answer is shown as it is written
 (``bot.delivery.live``), and the reply goes out through the outbox before its messages are
-closed in the inbox. A clean stop gives the tries back; any other failure is a visible answer.
+closed in the inbox. A clean stop gives the tries back; a full disk holds the turn, open, for
+when there is room (``bot.chat.held``: not a failure, not a crash); any other failure is a
+visible answer.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bot.chat.bursts import merged
 from bot.chat.decisions import FAILURE
 from bot.chat.handlers import Handler, Turn
+from bot.chat.held import HeldTurns
 from bot.chat.senders import history_key, run_id_for, storable
 from bot.chat.turns import Turns
+from bot.config.disk import disk_full
 from bot.delivery.inbox import Inbox
 from bot.delivery.live import LiveReplies
 from bot.delivery.outbox import Outbox
@@ -50,11 +54,11 @@ class Answerer:
     def __init__(self, *, inbox: Inbox, outbox: Outbox, handlers: Sequence[Handler],
                  memory: Memory, runs: Runs, deadline: float,
                  make_files: Callable[[], Attachments], live: LiveReplies | None = None,
-                 turns: Turns | None = None) -> None:
+                 turns: Turns | None = None, held: HeldTurns | None = None) -> None:
         """``handlers`` in the order they are asked; ``deadline`` seconds per turn;
         ``make_files`` builds the attachments pipeline on the first message with files;
         ``turns`` is told where a lone line's answer shows (a shown text ends its chance to
-        give way to its burst)."""
+        give way to its burst); ``held`` keeps the turns a full disk stopped."""
         self.inbox = inbox
         self.outbox = outbox
         self.handlers = list(handlers)
@@ -64,6 +68,7 @@ class Answerer:
         self.make_files = make_files
         self.live = live
         self.turns = turns
+        self.held = held
         self._files: Attachments | None = None
 
     @property
@@ -76,12 +81,19 @@ class Answerer:
     async def answer(self, burst: list[IncomingMessage], is_owner: bool) -> Reply:
         """Answer a burst of one person's messages as one (its chat's lock held): deliver,
         record, keep the history. Each try is counted first; past MAX_TRIES (every earlier one
-        crashed the process: a poison message) the burst is set aside, visibly."""
+        crashed the process: a poison message) the burst is set aside, visibly. A full disk
+        raises, the turn held (``held``) with its messages open."""
         msg = merged(burst)
         ids = [line.message_id for line in burst]
-        tries = max(self.inbox.take_up(msg.platform, msg.chat_id, id_) for id_ in ids)
-        if tries > MAX_TRIES:
-            return await self._give_up(msg, ids, tries - 1)
+        with self._held_if_full(burst, is_owner, took_up=False):
+            tries = max(self.inbox.take_up(msg.platform, msg.chat_id, id_) for id_ in ids)
+        with self._held_if_full(burst, is_owner, took_up=True):
+            if tries > MAX_TRIES:
+                return await self._give_up(msg, ids, tries - 1)
+            return await self._answer_counted(msg, ids, is_owner)
+
+    async def _answer_counted(self, msg: IncomingMessage, ids: list[str],
+                              is_owner: bool) -> Reply:
         msg = replace(msg, text=storable(msg.text), user_name=storable(msg.user_name))
         if len(ids) > 1:  # before the run: after a crash the same lines are one turn again
             self.inbox.join_run(msg.platform, msg.chat_id, ids, run_id_for(msg))
@@ -97,6 +109,8 @@ class Answerer:
                 self.inbox.give_back(msg.platform, msg.chat_id, id_)
             raise
         except Exception as exc:
+            if self.held is not None and disk_full(exc):
+                raise  # not a failure to show: held, answered once there is room
             reply = self._failed(msg, exc, deadline.expired())
         await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
                                   reply.buttons, file=reply.file)
@@ -106,6 +120,17 @@ class Answerer:
         if reply.route not in {"command", "failed"}:
             self.memory.add_history(history_key(msg), "assistant", reply.text)
         return reply
+
+    @contextlib.contextmanager
+    def _held_if_full(self, burst: list[IncomingMessage], is_owner: bool, *,
+                      took_up: bool) -> Iterator[None]:
+        """A full disk met inside holds the turn (``took_up``: its try was counted)."""
+        try:
+            yield
+        except Exception as exc:
+            if self.held is not None and disk_full(exc):
+                self.held.hold(burst, is_owner, exc, took_up=took_up)
+            raise
 
     async def _give_up(self, msg: IncomingMessage, ids: list[str], crashes: int) -> Reply:
         log.error("message %s/%s crashed its answer %d times; marked failed",

@@ -36,6 +36,7 @@ from bot.chat.handlers import (
     WaitAnswers,
     WorkflowCommands,
 )
+from bot.chat.held import HeldTurns
 from bot.chat.locks import ChatLocks
 from bot.chat.meetings import CANCEL, MeetingChat
 from bot.chat.meetings import KIND as MEETING_KIND
@@ -105,10 +106,12 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
                     delivery.buttons, decisions),
         NewRun(flows.chat, runner, memory, decisions, delivery.notifier, delivery.outbox,
                turns)]
+    held = HeldTurns(delivery.disk, delivery.inbox, locks)  # what a full disk stopped
     answerer = Answerer(inbox=delivery.inbox, outbox=delivery.outbox, handlers=handlers,
                         memory=memory, runs=flows.runs, deadline=settings.answer_deadline,
                         make_files=lambda: attachments_for(settings, models.spend_log),
-                        live=delivery.live, turns=turns)
+                        live=delivery.live, turns=turns, held=held)
+    delivery.disk.on_room(lambda: held.answer_all(answerer.answer))
 
     async def prune_traces() -> None:
         prune(settings.traces_dir, settings.trace_days)
@@ -121,7 +124,8 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
         strangers=admission.strangers, answerer=answerer, decisions=decisions, locks=locks,
         turns=turns,
         on_start=[prune_traces, tools.mcp.start, flows.runs.recover, queue_owed,
-                  delivery.notifier.resume, admission.strangers.resume, decisions.expire])
+                  delivery.notifier.resume, admission.strangers.resume, decisions.expire],
+        disk=delivery.disk)
     briefing = Briefing(flows.brief, runner, decisions, delivery.notifier, delivery.outbox,
                         locks, owner.today)
     return Chat(gateway, answerer, decisions, briefing, meeting_chat)

@@ -92,9 +92,9 @@ class Bursts:
 
     def arrived(self, msg: IncomingMessage) -> None:
         """An allowed message is in the inbox: a line joins its burst, anything else closes it."""
-        if not self.on:
-            return
         key = key_of(msg)
+        if not self.on or self.holds(key, msg.message_id):
+            return  # held already: its first recording was rolled back (a full disk's batch)
         seq = self._seq[key] = self._seq.get(key, 0) + 1
         burst = self._burst.setdefault(key, 0)
         lines = self._lines.setdefault(key, [])
@@ -140,6 +140,11 @@ class Bursts:
         line = self._taken.get((key, msg.message_id))
         return (self.on and len(burst) == 1 and burst[0] is msg and line is not None
                 and line.burst == self._burst.get(key, 0) and not self._lines.get(key))
+
+    def holds(self, key: Key, message_id: str) -> bool:
+        """Whether a line (or an own-path message) with this id is waiting or taken."""
+        return (self._line(key, message_id) is not None or (key, message_id) in self._taken
+                or (key, message_id) in self._cuts)
 
     def arrived_at(self, msg: IncomingMessage) -> float:
         """When a taken line arrived (now, for a message ``arrived`` never saw)."""

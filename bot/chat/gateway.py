@@ -8,7 +8,9 @@ answered (``bot.chat.answering``: the handlers of ``bot.chat.handlers`` in order
 outbox). A stranger's message goes to pairing (``bot.access.pairing``), a button press to the
 owner's decisions (``bot.chat.decisions``, by the button's kind). Every run gets an id derived
 from the message (``bot.chat.senders``), so a message found unanswered after a crash continues
-*its* run (finished nodes are not run again) instead of starting a second one.
+*its* run (finished nodes are not run again) instead of starting a second one. A message that
+cannot be recorded because the disk is full is not accepted (its platform keeps it and sends it
+again), and the disk's episode is told once (``bot.delivery.disk``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from bot.chat.backlog import Backlog
 from bot.chat.decisions import Decisions
 from bot.chat.locks import ChatLocks
 from bot.chat.turns import Turns
+from bot.config.disk import disk_full
+from bot.delivery.disk import DiskWatch
 from bot.delivery.inbox import Inbox
 from bot.delivery.outbox import Outbox
 from bot.messages import Accepted, IncomingMessage, PressResult, Reply
@@ -38,9 +42,11 @@ class Gateway:
 
     def __init__(self, *, access: Access, inbox: Inbox, outbox: Outbox, strangers: Strangers,
                  answerer: Answerer, decisions: Decisions, locks: ChatLocks, turns: Turns,
-                 on_start: Sequence[Callable[[], Awaitable[Any]]] = ()) -> None:
+                 on_start: Sequence[Callable[[], Awaitable[Any]]] = (),
+                 disk: DiskWatch | None = None) -> None:
         """``locks`` are shared with the decisions (one thing at a time per chat);
-        ``on_start`` is what ``start`` does before any message, in order."""
+        ``on_start`` is what ``start`` does before any message, in order; ``disk`` is told
+        when a message cannot be recorded for a full disk."""
         self.access = access
         self.inbox = inbox
         self.outbox = outbox  # the one the owner notifier sends through too
@@ -50,6 +56,7 @@ class Gateway:
         self.locks = locks
         self.turns = turns  # lone lines at once, the lines of a burst as one turn
         self.on_start = list(on_start)
+        self.disk = disk
         self.backlog = Backlog(inbox, locks, turns.bursts.window, lambda turn: answerer.answer(
             turn, self.level(turn[0]) == "owner"))  # what a crash or a stop left open
         self.answering: set[asyncio.Task[None]] = set()  # messages of people just allowed
@@ -89,15 +96,28 @@ class Gateway:
         ``handle`` is ``accept`` then ``process``. An adapter that must confirm receipt to its
         platform (Telegram's update offset) accepts first, confirms, then processes, so a crash
         in between finds the message in the inbox at ``attach``. A stranger's message is not
-        recorded: ``process`` refuses it once per chat.
+        recorded: ``process`` refuses it once per chat. On a full disk the error is raised
+        (the message is not accepted: the adapter must not confirm it) and told to the disk's
+        watch.
         """
         accepted = Accepted(msg, self.level(msg))
         if accepted.level is not None:
-            if not self.inbox.record(msg.platform, msg.chat_id, msg.message_id, msg.user_id,
-                                     msg.to_json()):
+            try:
+                recorded = self.inbox.record(msg.platform, msg.chat_id, msg.message_id,
+                                             msg.user_id, msg.to_json())
+            except Exception as exc:
+                self.not_recorded(exc)
+                raise
+            if not recorded:
                 return None
             self.turns.arrived(msg)  # recorded first: a crash in its burst's wait loses none
         return accepted
+
+    def not_recorded(self, error: BaseException) -> None:
+        """What an adapter took in could not be recorded: a full disk is told to its watch
+        (one log line and one owner notice an episode); the platform sends it again."""
+        if self.disk is not None and disk_full(error):
+            self.disk.failed(error)
 
     def unreadable(self, platform: str, chat_id: str, message_id: str, user_id: str,
                    payload: Mapping[str, Any], reason: str) -> None:

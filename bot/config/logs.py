@@ -13,18 +13,25 @@ the entry's priority, so ``journalctl -p warning`` shows the warnings and errors
 A message may quote someone else's words (a refused stranger's name, an error a server
 sent): every record's message is shown as a log line (``bot.config.text.shown``), one line
 with no terminal escapes, control characters or bidi overrides, on stderr and in the file.
+
+The file may sit on a full disk: its lines are then dropped quietly (the terminal still has
+each; logging's own "--- Logging error ---" traceback per record would bury them), and the
+first line written once there is room says how many were lost (``LogFile``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
+import sys
 import tempfile
 import traceback
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from bot.config.disk import disk_full
 from bot.config.settings import Settings
 from bot.config.text import one_line, shown
 
@@ -102,6 +109,45 @@ def log_file(settings: Settings) -> Path:
         return folder / "frontdesk.log"
     except OSError:
         return Path(tempfile.gettempdir()) / "frontdesk.log"
+
+
+class LogFile(logging.handlers.RotatingFileHandler):
+    """The log file, which a full disk never turns into a traceback per record on stderr."""
+
+    dropped = 0  # records the full disk kept out of the file since the last one written
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.dropped:
+            missed = self.dropped
+            self.dropped = 0
+            self._end_line()
+            super().emit(logging.makeLogRecord({
+                "name": __name__, "levelno": logging.WARNING, "levelname": "WARNING",
+                "msg": f"{missed} log lines were not written here, or cut short: the disk was "
+                       "full"}))
+            if self.dropped:  # still full: the count waits, and this record is dropped too
+                self.dropped = missed + 1
+                return
+        super().emit(record)
+
+    def _end_line(self) -> None:
+        """End the line the full disk cut short, so the next one starts on a line of its own."""
+        with contextlib.suppress(OSError), open(self.baseFilename, "rb+") as file:
+            if file.seek(0, os.SEEK_END) and file.seek(-1, os.SEEK_END) >= 0 \
+                    and file.read(1) != b"\n":
+                file.write(b"\n")
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        error = sys.exc_info()[1]
+        if not disk_full(error):
+            super().handleError(record)
+            return
+        self.dropped += 1
+        stream = self.stream
+        self.stream = None  # reopened by the next record
+        if stream is not None:
+            with contextlib.suppress(OSError):  # its buffer holds the line that did not fit
+                stream.close()
 
 
 class OneLineFormatter(logging.Formatter):
@@ -188,8 +234,7 @@ def setup_logging(settings: Settings, level: str | None = None, *,
     terminal.addFilter(plain_message)
     handlers: list[logging.Handler] = [terminal]
     try:
-        to_file = logging.handlers.RotatingFileHandler(details, maxBytes=1 << 20,
-                                                       backupCount=3, encoding="utf-8")
+        to_file = LogFile(details, maxBytes=1 << 20, backupCount=3, encoding="utf-8")
         to_file.setFormatter(logging.Formatter(LOG_FORMAT))
         to_file.addFilter(secret_filter)
         to_file.addFilter(plain_message)

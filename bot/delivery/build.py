@@ -2,7 +2,8 @@
 
 ``build`` is what the assembler (``bot.app``) calls: every store over the one database, the one
 ``Outbox`` that everything sends through, the live replies that show an answer as it is
-written, and the owner notifier (urgent messages, the hourly limit).
+written, the owner notifier (urgent messages, the hourly limit), and the watch over a full
+disk.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from bot.config.settings import Settings
 from bot.delivery.buttons import Buttons
 from bot.delivery.cursors import Cursors
+from bot.delivery.disk import DiskWatch
 from bot.delivery.files import OutboxFiles
 from bot.delivery.inbox import Inbox
 from bot.delivery.ledger import ledger_stores
@@ -41,6 +43,7 @@ class Delivery:
     outbox: Outbox  # the one everything sends through
     live: LiveReplies  # an answer shown as it is written (FRONTDESK_STREAM)
     notifier: OwnerNotifier  # urgent messages to the owner, at most so many an hour
+    disk: DiskWatch  # a full disk: said once, watched until there is room
 
     async def owner_chat(self) -> tuple[str, str]:
         """The owner's platform and direct chat, as the notifier reaches them."""
@@ -66,5 +69,6 @@ def build(settings: Settings, db: Database, *, clock: Callable[[], float] = time
     live = LiveReplies(outbox.adapter, shown, on=settings.stream,
                        interval=settings.stream_interval, pace=pace)
     notifier = OwnerNotifier(settings, outbox, NoticeLog(db), clock=clock, sleep=sleep)
+    disk = DiskWatch(settings.home, outbox, notifier, ledger.cursors)
     return Delivery(ledger.inbox, ledger.parts, ledger.buttons, ledger.cursors,
-                    ledger.run_chats, outbox, live, notifier)
+                    ledger.run_chats, outbox, live, notifier, disk)

@@ -7,6 +7,8 @@ between writing and sending resumes with the parts not yet sent (``flush`` at at
 
 A part is marked sent the moment the adapter's ``send`` returns, before anything else, so the
 only window for a repeat is a crash between the platform's accept and that one SQLite write.
+When that write fails (a full disk), the part is remembered as sent in memory (``unmarked``)
+and marked at its next flush instead of being sent again.
 A part the platform refuses for good (``Undeliverable``) is marked failed and the chat goes
 on; a moved chat (``ChatMoved``) is followed and remembered; a chat that cannot be reached
 now keeps its parts, in order, for the next flush, while the other chats go on.
@@ -66,6 +68,7 @@ class Outbox:
         self.files = files  # the files replies carry (None: replies are text only)
         self.adapters: dict[str, Adapter] = {}  # platform -> its running adapter
         self.send_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self.unmarked: dict[int, str] = {}  # part id -> message id: sent, its mark refused
 
     def register(self, adapter: Adapter) -> None:
         """Send this platform's parts through ``adapter`` from now on."""
@@ -142,6 +145,13 @@ class Outbox:
 
     async def _send(self, adapter: Adapter, part: OutboxPart) -> None:
         """Send one part where its chat is now; mark it sent, or failed for good."""
+        if part.id in self.unmarked:  # sent already: only its mark was refused (a full disk)
+            self._mark_sent(part, self.unmarked[part.id])
+            if self.shown is not None:  # a live message it was the edit of is final now
+                self.shown.settle(part.platform, part.chat_id, part.reply_key, part.part_no)
+            await self._drop_live_extras(adapter, part,
+                                         self.parts.chat_now(part.platform, part.chat_id))
+            return
         buttons = [Button(b["label"], b["token"]) for b in part.buttons or []] or None
         target = self.parts.chat_now(part.platform, part.chat_id)
         file = self.files.of_part(part.platform, part.chat_id, part.reply_key, part.part_no) \
@@ -168,10 +178,19 @@ class Outbox:
                 log.warning("%s refused part %d/%d for chat %s for good (%s); marked failed",
                             part.platform, part.part_no, part.parts, part.chat_id, refused)
                 return
-            self.parts.mark_sent(part.id, message_id)  # first thing after the accept
+            self._mark_sent(part, message_id)  # first thing after the accept
             await self._drop_live_extras(adapter, part, target)
             return
         self.parts.mark_failed(part.id, f"the chat moved more than {MAX_MOVES} times")
+
+    def _mark_sent(self, part: OutboxPart, message_id: str) -> None:
+        """Mark a part sent; if the mark cannot be written, remember it sent (in memory)."""
+        try:
+            self.parts.mark_sent(part.id, message_id)
+        except Exception:
+            self.unmarked[part.id] = message_id
+            raise
+        self.unmarked.pop(part.id, None)
 
     async def _edit_live(self, adapter: Adapter, part: OutboxPart, target: str,
                          buttons: list[Button] | None) -> bool:
@@ -198,7 +217,7 @@ class Outbox:
             log.warning("%s refused part %d/%d for chat %s for good (%s); marked failed",
                         part.platform, part.part_no, part.parts, part.chat_id, refused)
             return True
-        self.parts.mark_sent(part.id, message_id)  # first thing after the accept
+        self._mark_sent(part, message_id)  # first thing after the accept
         self.shown.settle(part.platform, part.chat_id, part.reply_key, part.part_no)
         await self._drop_live_extras(adapter, part, target)
         return True

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from bot.config.disk import disk_full
 from bot.config.settings import Settings
 from bot.config.text import escape_markdown, one_line, one_name
 from bot.media.documents import (
@@ -193,6 +194,8 @@ class Attachments:
             except TranscriptionFailed as failed:
                 failed_transcription = str(failed)
             except Exception as exc:  # a fetch or a decoder that failed: skipped, visibly
+                if disk_full(exc):  # not the file's fault: the turn waits for room, whole
+                    raise
                 stopped = _worker_failure(exc, name)
                 if stopped is not None:
                     done.notes.append(stopped)
@@ -318,5 +321,9 @@ def _write(path: Path, data: bytes) -> None:
     """Write a file whole or not at all (a crash leaves no half file to be read back)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".part")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except BaseException:  # a full disk: no half file is left behind either
+        partial.unlink(missing_ok=True)
+        raise

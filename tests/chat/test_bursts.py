@@ -103,6 +103,17 @@ def test_a_file_closes_the_burst_and_keeps_its_own_path() -> None:
     assert [[m.message_id for m in b] for b in bursts.due(after)] == [["3"]]
 
 
+def test_a_line_recorded_again_is_held_once() -> None:
+    """A batch rolled back (a full disk) and delivered again records its lines again."""
+    bursts = Bursts(1.0)
+    first = IncomingMessage("telegram", "1", "1", "7", "a question in two lines:")
+    second = IncomingMessage("telegram", "1", "2", "7", "what is on today?")
+    for msg in (first, second, first, second):
+        bursts.arrived(msg)
+    assert [[m.message_id for m in b] for b in bursts.due(first)] == [["1", "2"]]
+    assert list(bursts.due(second)) == []  # answered with the first, once
+
+
 def test_after_a_restart_the_open_lines_of_a_window_are_one_turn_again() -> None:
     def item(n: int, at: float, run: str | None = None) -> tuple[IncomingMessage, InboxItem]:
         msg = IncomingMessage("telegram", "1", str(n), "7", f"line {n}")

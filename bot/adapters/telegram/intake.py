@@ -7,7 +7,9 @@ offset, and only then is the next batch asked for. Each update is taken on its o
 cannot be read is recorded as failed (``frontdesk runs`` lists it) and confirmed with the rest.
 A message found in the inbox at start is answered by ``Gateway.attach``; a press is kept as a
 ``telegram:press:<update id>`` cursor until it is handled. Each chat's messages are answered
-in order, different chats at once.
+in order, different chats at once. A batch that cannot be recorded because the disk is full is
+not confirmed: Telegram keeps it, and it is asked for again every ``DISK_RETRY_S`` seconds
+until it is recorded (the desk tells the owner once).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from bot.adapters.telegram.updates import (
     Unreadable,
     parse_update,
 )
+from bot.config.disk import disk_full
 from bot.messages import Accepted, Inbound, IncomingMessage
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,7 @@ PRESS_PREFIX = "telegram:press:"
 PRESS_DONE = "done"
 POLL_TIMEOUT_S = 25  # Telegram holds a long poll open up to this long when nothing comes
 MAX_BACKOFF_S = 30.0
+DISK_RETRY_S = 2.0  # a batch a full disk refused is asked for again this often
 
 
 class Intake:
@@ -68,6 +72,8 @@ class Intake:
                     elif isinstance(item, Press) and self._keep_press(item):
                         todo.append(item)
                 except Exception as exc:  # one bad update never holds up the others
+                    if disk_full(exc):  # not unreadable: the whole batch waits for room
+                        raise
                     item = Unreadable.of(raw, exc)
                 if isinstance(item, Unreadable):
                     self._fail(item)
@@ -112,8 +118,11 @@ class Intake:
             else:
                 async with self.adapter.typing(item.message.chat_id):
                     await self.desk.process(item)
-        except Exception:
-            log.exception("answering a Telegram update failed")
+        except Exception as exc:
+            if disk_full(exc):  # it stays open, held: the desk said so once and answers it
+                log.debug("answering a Telegram update waits for room on the disk")
+            else:
+                log.exception("answering a Telegram update failed")
 
     def _chain(self, chat: str, job: Callable[[], Awaitable[None]]) -> None:
         previous = self._chains.get(chat)
@@ -168,7 +177,15 @@ class Intake:
             batch = [raw for raw in raws if isinstance(raw, dict)]
             if not batch:
                 continue
-            for item in self.accept(batch, confirm=True):
+            try:
+                todo = self.accept(batch, confirm=True)
+            except Exception as exc:
+                if not disk_full(exc):
+                    raise
+                self.desk.not_recorded(exc)  # unconfirmed: Telegram sends the batch again
+                await asyncio.sleep(DISK_RETRY_S)
+                continue
+            for item in todo:
                 self.dispatch(item)
             offset = int(self.cursors.get(OFFSET_CURSOR) or offset)
 
