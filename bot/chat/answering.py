@@ -54,14 +54,18 @@ class Answerer:
     def __init__(self, *, inbox: Inbox, outbox: Outbox, handlers: Sequence[Handler],
                  memory: Memory, runs: Runs, deadline: float,
                  make_files: Callable[[], Attachments], live: LiveReplies | None = None,
-                 turns: Turns | None = None, held: HeldTurns | None = None) -> None:
-        """``handlers`` in the order they are asked; ``deadline`` seconds per turn;
+                 turns: Turns | None = None, held: HeldTurns | None = None,
+                 gates: Sequence[Handler] = ()) -> None:
+        """``handlers`` in the order they are asked; ``gates`` are asked first, before a
+        message's files are read (a guest past their share pays for no transcription either);
+        ``deadline`` seconds per turn;
         ``make_files`` builds the attachments pipeline on the first message with files;
         ``turns`` is told where a lone line's answer shows (a shown text ends its chance to
         give way to its burst); ``held`` keeps the turns a full disk stopped."""
         self.inbox = inbox
         self.outbox = outbox
         self.handlers = list(handlers)
+        self.gates = list(gates)
         self.memory = memory  # the chat's history: the assistant's side is kept here
         self.runs = runs  # a turn past its deadline ends its run as failed
         self.deadline = deadline
@@ -146,6 +150,9 @@ class Answerer:
         msg = turn.message
         if len(msg.text) > MAX_MESSAGE_CHARS:  # refused before any model is paid to read it
             return Reply(TOO_LONG.format(len(msg.text)), "refused")
+        for gate in self.gates:  # before anything is paid for, files included
+            if (stopped := await gate.answer(turn)) is not None:
+                return stopped
         if not msg.attachments:
             return await self.route(turn)
         # files become text and images first (bot.media.attachments)

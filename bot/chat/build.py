@@ -95,9 +95,9 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     caps = GuestCaps(settings.guest_messages_per_hour, settings.guest_daily_usd,
                      ZoneInfo(settings.timezone) if settings.timezone else None)
     limited = flows.runs.register(limit_graph())  # found again when a crash interrupted one
+    # first, before files are read: a guest past their share starts nothing that is paid for
+    gates: list[Handler] = [GuestLimits(caps, runner, flows.store, memory, limited)]
     handlers: list[Handler] = [
-        # first: a guest past their share starts no run that could call a model (/meet too)
-        GuestLimits(caps, runner, flows.store, memory, limited),
         WorkflowCommands(runner, workflows, decisions, owner.today),
         MeetingsListing(meeting_chat),
         ChatCommands(commands, flows.store, flows.runs, delivery.run_chats),
@@ -110,7 +110,7 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     answerer = Answerer(inbox=delivery.inbox, outbox=delivery.outbox, handlers=handlers,
                         memory=memory, runs=flows.runs, deadline=settings.answer_deadline,
                         make_files=lambda: attachments_for(settings, models.spend_log),
-                        live=delivery.live, turns=turns, held=held)
+                        live=delivery.live, turns=turns, held=held, gates=gates)
     delivery.disk.on_room(lambda: held.answer_all(answerer.answer))
 
     async def prune_traces() -> None:

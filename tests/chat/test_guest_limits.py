@@ -5,9 +5,11 @@ the dashboard lists); the owner and the other guests are answered as before."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from bot.chat.guest_limits import ROUTE, SPENT, TOO_MANY, WORKFLOW
 from bot.config.settings import Settings
+from bot.messages import Attachment
 from tests.support.harness import GUEST, OWNER, Harness, HarnessFactory
 
 OTHER = "300"  # a second allowed guest
@@ -71,7 +73,7 @@ async def test_an_hour_later_the_guest_is_answered_again(make_harness: HarnessFa
     h = await make_harness(FRONTDESK_GUEST_MESSAGES_PER_HOUR="1")
     await h.send("first question of the hour", GUEST)
     assert (await h.send("second question", GUEST)).route == ROUTE
-    limits = h.services.chat.answerer.handlers[0]
+    limits = h.services.chat.answerer.gates[0]
     later = time.time() + 3601
     limits.clock = lambda: later  # type: ignore[attr-defined]
     assert (await h.send("a question an hour later", GUEST)).route != ROUTE
@@ -92,3 +94,30 @@ def test_the_caps_are_settings_checked_like_the_others() -> None:
             assert str(error).startswith(name) and "\n" not in str(error)
         else:
             raise AssertionError(f"{name}={bad!r} was taken")
+
+
+class NoFiles:
+    """An attachments pipeline that must not be asked: reading a voice note is paid for."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def prepare(self, *args: object) -> None:
+        self.asked += 1
+        raise AssertionError("a limited guest's file was read")
+
+    def discard(self, *args: object) -> None:
+        pass
+
+
+async def test_a_limited_guests_voice_note_is_not_transcribed(
+        make_harness: HarnessFactory) -> None:
+    h = await make_harness(FRONTDESK_GUEST_MESSAGES_PER_HOUR="1", **TWO_GUESTS)
+    await h.send("what is on today?", GUEST)
+    files = NoFiles()
+    h.services.chat.answerer.make_files = lambda: files  # type: ignore[assignment,return-value]
+    voice = replace(h.message("", GUEST, message_id="v-1"),
+                    attachments=(Attachment(kind="voice", mime_type="audio/ogg", ref="f1"),))
+    limited = await h.gateway.handle(voice)
+    assert limited is not None and limited.route == ROUTE
+    assert files.asked == 0 and h.adapter.to(GUEST)[-1] == limited.text

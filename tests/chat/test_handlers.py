@@ -18,8 +18,10 @@ from tests.support.harness import Harness
 
 
 def test_the_handlers_are_asked_in_their_documented_order(harness: Harness) -> None:
-    kinds = [type(handler) for handler in harness.services.chat.answerer.handlers]
-    assert kinds == [GuestLimits, WorkflowCommands, MeetingsListing, ChatCommands, TypedPicks,
+    answerer = harness.services.chat.answerer
+    assert [type(gate) for gate in answerer.gates] == [GuestLimits]  # before files are read
+    kinds = [type(handler) for handler in answerer.handlers]
+    assert kinds == [WorkflowCommands, MeetingsListing, ChatCommands, TypedPicks,
                      WaitAnswers, NewRun]
 
 
