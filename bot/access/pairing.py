@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from bot.access.people import People, Person
 from bot.config.settings import Settings
-from bot.config.text import escape_markdown, one_line, one_name
+from bot.config.text import escape_markdown, one_line, one_name, shown
 from bot.delivery.buttons import Buttons, ButtonTarget
 from bot.delivery.hourly import HourlyQueue
 from bot.delivery.inbox import Inbox
@@ -163,11 +163,13 @@ class Strangers:
         return next(iter(owners), None)
 
     def prompt(self, msg: IncomingMessage) -> str:
-        """The owner's message about a stranger; their words shown as typed, never as markup,
-        without controls or bidi overrides (which could reorder the id shown after them)."""
-        name = escape_markdown(one_name(msg.user_name) or "(no name)")
-        handle = f" (@{escape_markdown(one_name(msg.user_handle))})" if msg.user_handle else ""
-        words = escape_markdown(first_words(msg.text))
+        """The owner's message about a stranger (an approval card: Allow / Block); their name
+        and words shown as code, which no platform makes a link or markup of, without
+        controls or bidi overrides (which could reorder the id shown after them)."""
+        name = shown(one_name(msg.user_name), "markdown-code") or "(no name)"
+        handle = f" (@{shown(one_name(msg.user_handle), 'markdown-code')})" \
+            if msg.user_handle else ""
+        words = shown(first_words(msg.text), "markdown-code")
         return (f"Someone new wants to talk to me on {msg.platform}: {name}{handle}, "
                 f"id {escape_markdown(one_name(msg.user_id))}."
                 f"\nThey wrote: {words}\nAllow them to write to me?")

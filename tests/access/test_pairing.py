@@ -222,3 +222,14 @@ async def test_strangers_held_back_are_summarised_at_the_next_start_once_a_slot_
     # before any new stranger wrote
     summaries = [text for _, text in after.adapter.sent if "3 more people asked" in text]
     assert len(summaries) == 1
+
+
+async def test_the_strangers_name_and_words_are_code_in_the_owners_card(
+        make_harness: HarnessFactory) -> None:
+    """A URL in a stranger's name or words is shown as code: never a live link."""
+    harness = await make_harness(**PAIRING)
+    await harness.gateway.handle(harness.message("see https://evil.example/x now", STRANGER,
+                                                 name="https://evil.example/me"))
+    [prompt] = harness.adapter.to(OWNER_CHAT)
+    assert "`https://evil.example/me`" in prompt
+    assert "`see https://evil.example/x now`" in prompt and f"id {STRANGER}." in prompt

@@ -22,7 +22,7 @@ def test_allow_pressed_after_a_restart_answers_the_stranger(tmp_path: Path) -> N
         owner_dm = fake.dm_channel_id(OWNER_ID)
         prompt = draft_with_buttons(fake, owner_dm)
         assert fake.stranger["id"] in prompt["content"] and "discord" in prompt["content"]
-        assert "(@stranger)" in prompt["content"]
+        assert "(@`stranger`)" in prompt["content"]  # their handle as code: never a link
         assert list(buttons_of(prompt)) == ["Allow", "Block"]
         fake.push_message("hello?", author=fake.stranger)  # no second prompt, no answer
         bot.wait_all_sent()
