@@ -12,7 +12,7 @@ from tests.support.harness import make_settings
 def test_every_workflow_is_registered_and_triage_answers_in_graph_mode(tmp_path: Path) -> None:
     app = assemble(make_settings(tmp_path / "home"))
     names = {workflow.name for workflow in app.flows.runs.registry}
-    assert names == {"triage", "loop", "content", "brief", "meeting", "reminder"}
+    assert names == {"triage", "loop", "content", "brief", "meeting", "reminder", "guest_limit"}
     assert app.flows.chat is app.flows.triage
     assert set(app.flows.prompts) >= {"loop", "quick_reply"}
 
