@@ -24,6 +24,7 @@ from telegram import Bot
 
 from bot.adapters.telegram.intake import Intake
 from bot.adapters.telegram.updates import ALLOWED_UPDATES
+from bot.config.disk import disk_full
 
 log = logging.getLogger(__name__)
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
@@ -66,11 +67,16 @@ async def serve_webhook(bot: Bot, intake: Intake, config: WebhookConfig) -> None
             status = await _handle(reader, intake, config)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             status = 400
-        except Exception:
-            log.exception("webhook request failed")
-            status = 500
+        except Exception as exc:
+            if disk_full(exc):  # unrecorded, so unconfirmed: Telegram sends it again later
+                intake.desk.not_recorded(exc)
+                status = 503
+            else:
+                log.exception("webhook request failed")
+                status = 500
         reason = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
-                  413: "Payload Too Large", 500: "Internal Server Error"}[status]
+                  413: "Payload Too Large", 500: "Internal Server Error",
+                  503: "Service Unavailable"}[status]
         writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Length: 0\r\n"
                      "Connection: close\r\n\r\n".encode())
         try:
