@@ -32,12 +32,17 @@ def test_backups_while_the_bot_answers_lose_and_double_nothing(tmp_path: Path) -
     home = tmp_path / "home"
     home.mkdir()
     with FakeTelegramServer() as telegram:
-        bot = FrontdeskProcess(telegram, home)
+        # the bot's answers are not paced here: rounds must go on while a backup is taken
+        bot = FrontdeskProcess(telegram, home, env={"FRONTDESK_WRITES_PER_SECOND": "1000"})
         bot.start()
         written: list[Path] = []
         failures: list[str] = []
 
+        answered_once = threading.Event()  # backups start once messages are coming in: a
+        # copy then always holds some of them, and the rounds go on past each copy
+
         def back_up_repeatedly() -> None:
+            answered_once.wait(timeout=120)
             for number in range(BACKUPS):
                 target = tmp_path / f"while-{number}.tar.gz"
                 done = subprocess.run([sys.executable, "-m", "bot.cli.main", "backup",
@@ -56,6 +61,7 @@ def test_backups_while_the_bot_answers_lose_and_double_nothing(tmp_path: Path) -
             rounds += 1
             for chat in CHATS:
                 bot.replies(chat, rounds, timeout=60)
+            answered_once.set()
         backups.join(timeout=300)
         bot.poll(lambda: len(inbox_ids(home / "frontdesk.db")) == rounds * len(CHATS))
         bot.stop()
