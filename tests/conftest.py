@@ -4,8 +4,8 @@ Here: a real CalDAV server (``radicale``, from tests/fakes/radicale_server.py), 
 calendar tests and the meeting's end-to-end test. From tests/support, registered as plugins:
 the gateway harness (``home``, ``make_harness``, ``harness``), the in-process Telegram bot
 (``telegram_server``, ``openai_fake``, ``start_telegram``) and the model fixtures (fake
-provider servers, ``sleeps``, ``events``, ``db``, ``ledger``). A folder's own conftest.py, or
-a test module, may still define a fixture of the same name for its tests.
+provider servers, ``sleeps``, ``events``, ``db``, ``ledger``) and a headless ``chromium``.
+A folder's own conftest.py, or a test module, may still define a fixture of the same name.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pytest
 
 from tests.fakes.radicale_server import RadicaleServer
 
-pytest_plugins = ["tests.support.harness", "tests.support.telegram_bot", "tests.support.models"]
+pytest_plugins = ["tests.support.harness", "tests.support.telegram_bot", "tests.support.models",
+                  "tests.support.browser"]
 
 
 @pytest.fixture(scope="session")

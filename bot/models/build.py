@@ -26,10 +26,6 @@ class ChatModels:
     choices: ModelChoices  # which preset each chat chose
     spend_log: SpendLog  # each model call's cost, and today's spend
 
-    def pair(self) -> Models:
-        """The two as ``Models`` (small, big)."""
-        return Models(small=self.small, big=self.big)
-
 
 def build(settings: Settings, db: Database, given: Models | None = None) -> ChatModels:
     """The configured models over ``db``'s spend log, or ``given`` (a test's fakes)."""

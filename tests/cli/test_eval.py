@@ -22,8 +22,8 @@ from bot.models.costs import SpendLog
 from bot.schema import open_database
 from tests.fakes.openai_server import FakeOpenAIServer, hung_reply, text_reply
 from tests.fakes.scripted_server import RecordedRequest, ScriptedReply
+from tests.support.telegram_process import FOREIGN
 
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 CONTRACT = {"n", "accuracy", "per_route", "confusion", "calls", "cost_usd", "p50_ms", "p99_ms",
             "wrong"}
 # What the fake model answers to each text, and what the set says each one should get.
@@ -50,7 +50,7 @@ def answer_by_text(request: RecordedRequest) -> ScriptedReply:
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A clean environment (no key, no .env) with FRONTDESK_HOME under ``tmp_path``."""
     for key in list(os.environ):
-        if key.startswith(_FOREIGN):
+        if key.startswith(FOREIGN):
             monkeypatch.delenv(key)
     monkeypatch.setenv("FRONTDESK_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
@@ -194,7 +194,7 @@ def test_ctrl_c_prints_what_was_measured_so_far(tmp_path: Path) -> None:
             {"text": "what is on my agenda?", "route": "full_agent"},
             *({"text": f"slow message {n}", "route": "full_agent"} for n in range(4))]
     path = write_set(tmp_path / "set.jsonl", rows)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
     with FakeOpenAIServer() as server:
         server.responder = answer_by_text
         env.update({"FRONTDESK_HOME": str(tmp_path / "home"), "OPENAI_BASE_URL": server.base_url,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,6 @@ from bot.models import Models
 from graphs import END, START, Graph, Node, RunResult
 from graphs.runs import Runs
 from graphs.runs.reading import RunReading
-from tests.dashboard.cdp import CHROMIUM, Chromium
 from tests.fakes.model import FakeModel
 
 GOOD = json.dumps({"score": 0.95, "feedback": ""})
@@ -176,13 +175,3 @@ async def start_gated_run(runs: Runs, run_id: str = "gated-run") -> GatedRun:
     task = asyncio.create_task(runs.start(graph, {"topic": "gates"}, run_id=run_id))
     await asyncio.wait_for(entered.wait(), 10)
     return GatedRun(task, entered, release, run_id)
-
-
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
-    """One headless Debian chromium for the module's tests."""
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (`make browser` installs it)")
-    browser = Chromium.launch(tmp_path_factory.mktemp("chromium-profile"))
-    yield browser
-    browser.close()

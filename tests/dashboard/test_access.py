@@ -146,6 +146,16 @@ async def test_frontdesk_run_refuses_a_public_host_without_a_token(
                               desk.services.db, port=0)
 
 
+async def start_cli_dashboard(home: Path) -> tuple[asyncio.subprocess.Process, str]:
+    """`frontdesk dashboard --port 0` on ``home``, and the first line it prints (its link)."""
+    process = await asyncio.create_subprocess_exec(
+        VENV_BIN / "frontdesk", "dashboard", "--port", "0", env=cli_env(home), cwd=home,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert process.stdout is not None
+    line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+    return process, line
+
+
 def cli_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FRONTDESK_", "ANTHROPIC",
                                                                      "OPENAI"))}
@@ -165,12 +175,8 @@ async def test_the_cli_refuses_a_public_host_without_a_token(tmp_path: Path) -> 
 async def test_the_cli_serves_the_runs_of_its_home(desk: Desk) -> None:
     await desk.social()
     home = desk.services.settings.home
-    process = await asyncio.create_subprocess_exec(
-        VENV_BIN / "frontdesk", "dashboard", "--port", "0", env=cli_env(home), cwd=home,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    process, line = await start_cli_dashboard(home)
     try:
-        assert process.stdout is not None
-        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
         assert "http://127.0.0.1:" in line, line
         link = line.split()[2]
         token = (home / TOKEN_FILE).read_text().strip()

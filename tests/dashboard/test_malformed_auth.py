@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.dashboard.server import TOKEN_FILE
-from tests.dashboard.test_access import VENV_BIN, cli_env
+from tests.dashboard.test_access import start_cli_dashboard
 
 
 async def status_of(host: str, port: int, authorization: bytes, cookie: bytes = b"") -> int:
@@ -33,12 +33,8 @@ async def test_a_malformed_authorization_header_is_401_and_logs_no_traceback(
         tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    process = await asyncio.create_subprocess_exec(
-        VENV_BIN / "frontdesk", "dashboard", "--port", "0", env=cli_env(home), cwd=home,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    process, line = await start_cli_dashboard(home)
     try:
-        assert process.stdout is not None
-        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
         address = line.split()[2].removeprefix("http://").partition("/")[0]
         host, _, port = address.rpartition(":")
         token = (home / TOKEN_FILE).read_text().strip().encode()

@@ -7,15 +7,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bot.cli.main import main
-from tests.dashboard.cdp import CHROMIUM, Chromium
+from tests.dashboard.cdp import Chromium
+from tests.support.telegram_process import FOREIGN
 
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 HOSTILE = '<script>document.title = "owned"</script><img src=x onerror=alert(1)> hi &amp;'
 ROWS = [{"text": "hello there!", "route": "quick_reply"},
         {"text": "what is on my agenda today?", "route": "full_agent", "sender": "owner"},
@@ -28,22 +27,12 @@ CELLS = """Array.from(document.querySelectorAll('svg#confusion rect.cell')).map(
 })"""
 
 
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
-    """One headless Debian chromium for the module's tests."""
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (`make browser` installs it)")
-    browser = Chromium.launch(tmp_path_factory.mktemp("chromium-profile"))
-    yield browser
-    browser.close()
-
-
 @pytest.fixture
 def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
            capsys: pytest.CaptureFixture[str]) -> Path:
     """`frontdesk eval SET --offline --report PATH` on a set with a hostile message."""
     for key in list(os.environ):
-        if key.startswith(_FOREIGN):
+        if key.startswith(FOREIGN):
             monkeypatch.delenv(key)
     monkeypatch.setenv("FRONTDESK_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)

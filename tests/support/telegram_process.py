@@ -28,7 +28,8 @@ OWNER = 42
 ALLOWED = (43, 44)
 STRANGER = 66
 # Variables of the developer's own set-up that must not leak into the bot under test.
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
+# settings of the machine the tests run on, which no test process may inherit
+FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 
 
 class FrontdeskProcess:
@@ -39,7 +40,7 @@ class FrontdeskProcess:
         self.telegram = telegram
         self.home = home
         self.log_path = home / "bot.log"
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
         self.env.update({
             "TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_BASE_URL": telegram.base_url,
             "TELEGRAM_OWNER_ID": str(OWNER),
