@@ -142,7 +142,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
     timer = build_timer(settings, reminders, flows.runs, chat_models.big, tools.registry,
                         flows.prompts["loop"], owner, TimerDeps(
                             deliver=delivery.outbox.deliver, queued=delivery.outbox.queued,
-                            owner_chat=delivery.owner_chat,
+                            owner_chat=delivery.notifier.owner_place,
                             owner_platform=lambda: delivery.notifier.targets("")[0],
                             brief=chat.briefing.scheduled,
                             backup=lambda day, keep: daily_backup_of(settings.home, day,

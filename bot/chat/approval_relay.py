@@ -29,8 +29,7 @@ async def ask_owner(notifier: OwnerNotifier, outbox: Outbox, origin: str, run_id
                     wait: dict[str, Any],
                     buttons: Callable[[str, dict[str, Any]], list[Button]]) -> str:
     """Send the wait's question and buttons to the owner; the text for the guest."""
-    platform = notifier.targets(origin)[0]
-    chat = await notifier.owner_chat(platform)
+    platform, chat = await notifier.owner_place(origin)
     await outbox.deliver(platform, chat, f"{PREFIX}{run_id}:{wait['key']}",
                          str(wait.get("question") or "Approve?"), buttons(run_id, wait))
     return ASKED

@@ -41,8 +41,7 @@ class Briefing:
 
     async def scheduled(self, day: str) -> None:
         """FRONTDESK_BRIEF_AT's briefing of ``day``, in the owner's chat (once per day)."""
-        platform = self.notifier.targets("")[0]
-        chat = await self.notifier.owner_chat(platform)
+        platform, chat = await self.notifier.owner_place()
         async with self.locks.of(platform, chat):
             reply = await self.brief(platform, chat, f"brief-{day}")
             await self.outbox.deliver(platform, chat, f"brief-{day}", reply.text, reply.buttons)

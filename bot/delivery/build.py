@@ -45,18 +45,12 @@ class Delivery:
     notifier: OwnerNotifier  # urgent messages to the owner, at most so many an hour
     disk: DiskWatch  # a full disk: said once, watched until there is room
 
-    async def owner_chat(self) -> tuple[str, str]:
-        """The owner's platform and direct chat, as the notifier reaches them."""
-        platform = self.notifier.targets("")[0]
-        return platform, await self.notifier.owner_chat(platform)
-
     async def tell_owner(self, origin: str, key: str, text: str,
                          file: OutgoingFile | None = None) -> None:
         """A notice to the owner (a meeting's, with a file: the event's .ics), once per key,
         on the platform ``origin`` names when the owner is there."""
-        platform = self.notifier.targets(origin)[0]
-        await self.outbox.deliver(platform, await self.notifier.owner_chat(platform), key, text,
-                                  file=file)
+        platform, chat = await self.notifier.owner_place(origin)
+        await self.outbox.deliver(platform, chat, key, text, file=file)
 
 
 def build(settings: Settings, db: Database, *, clock: Callable[[], float] = time.time,

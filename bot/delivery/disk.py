@@ -34,7 +34,7 @@ from bot.delivery.outbox import Outbox
 log = logging.getLogger(__name__)
 PROBE_CURSOR = "disk:probe"  # the probe's write: a real commit, as small as one can be
 RETRY_S = 2.0  # as the Telegram intake asks for a refused batch again
-NOTICE = ("**The disk is full**\n{}")
+NOTICE = "**The disk is full**\n{}"
 NOTICE_TEXT = ("I cannot write to {} any more, so I am not taking in new messages for now. "
                "Nothing is lost: what people send waits with the chat platform, and I answer "
                "it once there is room. Please free some space on that disk.")
@@ -133,13 +133,12 @@ class DiskWatch:
     async def _tell_owner(self, *, quiet: bool) -> bool:
         """The episode's one notice, sent unrecorded through the owner's platform's adapter;
         whether it got through (a failure is logged once per episode)."""
-        platform = self.notifier.targets("")[0]
-        adapter = self.outbox.adapter(platform)
         text = NOTICE.format(escape_markdown(NOTICE_TEXT.format(self.home)))
         try:
+            platform, chat = await self.notifier.owner_place()
+            adapter = self.outbox.adapter(platform)
             if adapter is None:
                 raise LookupError(f"{platform} is not running yet")
-            chat = await self.notifier.owner_chat(platform)
             for number, part in enumerate(adapter.split(text)):  # the platform's markup
                 await adapter.send(chat, part, None, key=f"disk-full-{int(time.time())}-{number}")
         except Exception as exc:

@@ -233,6 +233,12 @@ class OwnerNotifier:
         """At start: send the summaries whose slot opened while down, and set the timer."""
         await self.hourly.resume()
 
+    async def owner_place(self, origin: str = "") -> tuple[str, str]:
+        """Where the owner is reached about something from ``origin``: the first of
+        ``targets`` and the owner's direct chat there."""
+        platform = self.targets(origin)[0]
+        return platform, await self.owner_chat(platform)
+
     async def owner_chat(self, platform: str) -> str:
         """The owner's direct chat on a platform (through its adapter when it runs)."""
         if chat := await self.outbox.owner_chat(platform):
