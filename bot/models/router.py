@@ -9,8 +9,8 @@ the training script, so training and inference cannot drift apart.
 
 Features, all hashed (CRC-32) into ``buckets`` slots: the words and word pairs of the
 folded text (lower case, accents dropped, digits as ``0``), the character 3- to 5-grams of
-each word with its edges marked, the first and last token, and the message's shape (length,
-``?``, ``!``, emoji, a shouted word). Each message's vector is scaled to unit length, so a
+each word with its edges marked, the first and last token, and the message's shape (``?``,
+``!``, emoji, a shouted word; not its length). Each message's vector is scaled to unit length, so a
 long rambling message weighs as much as a short one.
 """
 
@@ -36,7 +36,6 @@ WEIGHTS_FILE = "router_weights.json"
 MAX_CHARS = 2000  # a longer message is scored on its first 2,000 characters
 TOKEN = re.compile(r"[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
 SHOUTED = re.compile(r"\b[^\W\d_a-z]{3,}\b")
-LENGTHS = (0, 1, 2, 4, 8, 16, 32, 10**9)  # the word-count buckets of the length feature
 
 
 def fold(text: str) -> str:
@@ -63,8 +62,8 @@ def feature_names(text: str) -> list[str]:
                   for start in range(max(1, len(marked) - size + 1))]
     if tokens:
         names += ["first:" + tokens[0], "last:" + tokens[-1]]
-    length = sum(1 for token in tokens if token.isalnum())
-    names.append("len:" + next(str(top) for top in LENGTHS if length <= top))
+    # No length feature: the training rows' lengths (short thanks, longer requests) did not
+    # carry over to messages written apart from them (a long thank-you went to the agent).
     if "?" in raw or "¿" in raw:
         names.append("shape:question-mark")
     if "!" in raw:
