@@ -1,0 +1,57 @@
+"""The offline router on the second held-out set (tests/data/router_heldout_2026-12.jsonl):
+320 messages written by someone who never opened the repository, while the router of issue
+39's second round was tuned without it, then read once at the end (docs/router.md). The
+figure read then is a floor; 95 %, which the issue asks for, is an expected failure that
+turns red once it is reached."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.models import classify_offline
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+HELDOUT = DATA / "router_heldout_2026-12.jsonl"
+TRAINING = DATA / "triage_set.jsonl"
+ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
+            "urgent": "notify_now"}
+READ_ONCE = 296 / 320  # 92.5 % when the set was read, the one time it was held out
+# Short everyday lines ("ok cool", "👍", "Bonjour !") that both sets' writers wrote apart:
+# 23 when the set was read. Training must not take in any more of its lines.
+SHARED_WHEN_READ = 23
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def accuracy() -> float:
+    held = rows(HELDOUT)
+    right = sum(ROUTE_OF[classify_offline(row["text"])[0]] == row["route"] for row in held)
+    return right / len(held)
+
+
+def test_the_set_is_in_the_eval_format_with_every_route() -> None:
+    held = rows(HELDOUT)
+    assert len(held) == 320
+    assert {row["route"] for row in held} == set(ROUTE_OF.values())
+    assert all(row["sender"] in {"guest", "owner"} for row in held)
+
+
+def test_training_takes_in_none_of_its_lines() -> None:
+    trained = {row["text"].strip().lower() for row in rows(TRAINING)}
+    shared = [row for row in rows(HELDOUT) if row["text"].strip().lower() in trained]
+    assert len(shared) <= SHARED_WHEN_READ
+
+
+def test_the_router_keeps_the_figure_read_once() -> None:
+    assert accuracy() >= READ_ONCE
+
+
+@pytest.mark.xfail(strict=True, reason="issue 39 asks 95 % on words never seen: 92.5 % read")
+def test_the_router_reaches_95_percent() -> None:
+    assert accuracy() >= 0.95
