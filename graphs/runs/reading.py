@@ -44,6 +44,12 @@ class RunReading:
         where, args = ("WHERE status = ?", (status,)) if status else ("", ())
         return self._runs(f"{where} ORDER BY started_at DESC, rowid DESC LIMIT ?", (*args, limit))
 
+    def open_run_ids(self) -> set[str]:
+        """The runs still running or waiting: what the retention never removes, nor the
+        rows of other stores that point at them."""
+        rows = self.conn.execute("SELECT id FROM runs WHERE status IN ('running', 'waiting')")
+        return {str(row[0]) for row in rows}
+
     def _runs(self, clause: str, args: tuple[Any, ...]) -> list[RunInfo]:
         rows = self.conn.execute(
             "SELECT id, workflow, status, route, error, meta, started_at, ended_at FROM runs "

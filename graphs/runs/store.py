@@ -20,6 +20,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +206,21 @@ class RunStore(RunReading):
             fields = {"by": by} if error is None else {"error": error}
             self.note(run_id, EventKind.GRAPH_END, status=status, **fields)
         return bool(stopped)
+
+    def prune(self, before: datetime) -> dict[str, int]:
+        """Remove the runs that ended before ``before`` with their events, waits and steps
+        (a run still running or waiting is never touched); the rows removed, per table."""
+        ended = ("SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled')"
+                 " AND ended_at < ?")
+        cutoff = (before.timestamp(),)
+        removed: dict[str, int] = {}
+        with self.transaction():
+            for table in ("run_events", "run_waits", "run_steps"):  # before their runs
+                removed[table] = self.conn.execute(
+                    f"DELETE FROM {table} WHERE run_id IN ({ended})", cutoff).rowcount
+            removed["runs"] = self.conn.execute(
+                "DELETE FROM runs WHERE id IN (" + ended + ")", cutoff).rowcount
+        return removed
 
     # -- waits -----------------------------------------------------------------------------
 
