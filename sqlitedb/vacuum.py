@@ -12,6 +12,7 @@ once they have committed, whenever the migration is recorded and the file is not
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 
 from sqlitedb import Migration
@@ -43,8 +44,10 @@ def settle(conn: sqlite3.Connection) -> bool:
 def reclaim(conn: sqlite3.Connection) -> int:
     """Hand the free pages back to the file system (after a prune); how many there were.
     The WAL is checkpointed too, so the file on disk is the smaller one."""
-    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
-    # each freed page is a row of the pragma's result: it runs to the end only when read whole
-    conn.execute("PRAGMA incremental_vacuum").fetchall()
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    with getattr(conn, "lock", contextlib.nullcontext()):  # a SerialConnection's turn
+        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        # run to its end by sqlite3_exec: stepped once, as ``execute`` does, the pragma
+        # frees a single page
+        conn.executescript("PRAGMA incremental_vacuum;")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     return free
