@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     runs = sub.add_parser("runs", help="list recent runs, or show one run's trace")
     runs.add_argument("run_id", nargs="?", metavar="RUN_ID")
+    runs.add_argument("--limit", type=int, default=20, metavar="N", help="list N runs (20)")
+    runs.add_argument("--before", type=float, metavar="T",
+                      help="the page after: runs started before T (seconds since 1970; the "
+                           "last line's `before=`)")
 
     reminders = sub.add_parser("reminders", help="list every pending reminder, or cancel one")
     reminders.add_argument("action", nargs="?", choices=["cancel"], metavar="cancel")
