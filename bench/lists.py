@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.access.people import People
 from bot.dashboard.data import list_runs
 from bot.schema import open_database
-from graphs.runs import RunStore
+from graphs.runs import RunInfo, RunStore
 from memory.notes import Memory
 from sqlitedb.database import Database
 
@@ -32,14 +32,11 @@ STATUSES = ("completed", "completed", "completed", "failed", "cancelled")
 
 def fill(db: Database, runs: int) -> None:
     start = time.time() - runs * 60.0  # a run a minute: two years of a busy desk
-    rows = ((f"run-{n:07d}", "triage", STATUSES[n % len(STATUSES)], "{}",
-             f'{{"user": "telegram:{n % 500}", "chat_id": "{n % 100}"}}', 50, "quick_reply",
-             start + n * 60.0, start + n * 60.0 + 1.5, start + n * 60.0 + 1.5)
-            for n in range(runs))
+    ended = (RunInfo(f"run-{n:07d}", "triage", STATUSES[n % len(STATUSES)], "quick_reply", None,
+                     {"user": f"telegram:{n % 500}", "chat_id": str(n % 100)},
+                     start + n * 60.0, start + n * 60.0 + 1.5) for n in range(runs))
     with db.transaction() as conn:
-        conn.executemany("INSERT INTO runs (id, workflow, status, input, meta, max_steps, route,"
-                         " started_at, updated_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                         " ?)", rows)
+        RunStore(db).add_ended(ended)
         conn.executemany("INSERT INTO people (platform, user_id, status, name, asked_at)"
                          " VALUES ('telegram', ?, 'allowed', ?, ?)",
                          ((str(n), f"person {n}", start + n) for n in range(10_000)))
