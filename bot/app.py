@@ -38,6 +38,7 @@ from bot.models.build import build as build_models
 from bot.reminders.build import ReminderParts, TimerDeps, build_timer
 from bot.reminders.build import build as build_reminders
 from bot.reminders.timer import Scheduler, schedule_backups, schedule_briefing
+from bot.retention.prune import prune, schedule_prune
 from bot.schema import open_database
 from bot.tools.build import Tools
 from bot.tools.build import build as build_tools
@@ -71,13 +72,15 @@ class App:
 
     async def start(self) -> None:
         """Before any message: the gateway's recovery, the daily tasks of the timer
-        (FRONTDESK_BRIEF_AT's briefing, FRONTDESK_BACKUP_DAYS's backup: unset, cancelled),
+        (FRONTDESK_BRIEF_AT's briefing, FRONTDESK_BACKUP_DAYS's backup: unset, cancelled;
+        FRONTDESK_KEEP_DAYS's prune),
         and the wake-up socket that tells the timer of reminders set by `frontdesk chat`."""
         await self.chat.gateway.start()
         zone = self.owner.zone()
         platform = self.delivery.notifier.targets("")[0]
         schedule_briefing(self.reminders.store, self.settings.brief_at, zone, platform)
         schedule_backups(self.reminders.store, self.settings.backup_days, zone, platform)
+        schedule_prune(self.reminders.store, zone, platform)  # FRONTDESK_KEEP_DAYS's, daily
         await self.reminders.wakeup.listen(self.timer.poke)
 
     async def answer_from_dashboard(self, run_id: str, option: str) -> tuple[bool, str]:
@@ -146,7 +149,8 @@ def assemble(settings: Settings, *, models: Models | None = None,
                             owner_platform=lambda: delivery.notifier.targets("")[0],
                             brief=chat.briefing.scheduled,
                             backup=lambda day, keep: daily_backup_of(settings.home, day,
-                                                                     keep)))
+                                                                     keep),
+                            prune=lambda: asyncio.to_thread(prune, db, settings)))
     return App(settings, db, memory, owner, delivery, admission, chat_models, tools, flows,
                meetings, reminders, chat, timer)
 

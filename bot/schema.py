@@ -28,7 +28,7 @@ from bot.models import choices, costs
 from bot.reminders import store as reminders
 from graphs.runs import schema as runs_schema
 from memory import schema as memory_schema
-from sqlitedb import Migration, applied_migrations, open_read_only, running_version
+from sqlitedb import Migration, applied_migrations, open_read_only, running_version, vacuum
 from sqlitedb.database import Database
 
 # Applied in this order on a new database; an existing one gets the ones it has not recorded.
@@ -45,6 +45,7 @@ MIGRATIONS: list[Migration] = [
     *choices.MIGRATIONS,  # each chat's /model choice
     *reminders.MIGRATIONS,  # reminders and their repeats
     *meetings.MIGRATIONS,  # meeting requests and bookings
+    *vacuum.MIGRATIONS,  # the file set up to give freed pages back (bot.retention)
 ]
 
 

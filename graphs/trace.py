@@ -75,8 +75,10 @@ def daily_path(folder: Path, run_id: str, now: float | None = None) -> Path:
     return folder / day.isoformat() / f"{run_id}.jsonl"
 
 
-def prune(folder: Path, keep_days: float, now: float | None = None) -> list[str]:
-    """Remove the day folders older than ``keep_days``; the days removed."""
+def prune(folder: Path, keep_days: float, now: float | None = None, *,
+          dry_run: bool = False) -> list[str]:
+    """Remove the day folders older than ``keep_days``; the days removed (``dry_run``: the
+    days that would be, none removed)."""
     today = datetime.fromtimestamp(time.time() if now is None else now, UTC).date()
     oldest = today - timedelta(days=keep_days)
     removed = []
@@ -86,7 +88,8 @@ def prune(folder: Path, keep_days: float, now: float | None = None) -> list[str]
         except ValueError:  # not one of ours
             continue
         if day < oldest and day_folder.is_dir():
-            shutil.rmtree(day_folder, ignore_errors=True)
+            if not dry_run:
+                shutil.rmtree(day_folder, ignore_errors=True)
             removed.append(day_folder.name)
     return removed
 

@@ -90,6 +90,9 @@ def connect(path: Path | str, *, check_same_thread: bool = False) -> SerialConne
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=check_same_thread,
                            timeout=30.0, factory=SerialConnection)
+    # a new file is born able to give freed pages back (``sqlitedb.vacuum``): asked before
+    # WAL writes the first page; on an existing file it changes nothing until a VACUUM
+    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")

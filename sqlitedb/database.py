@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from sqlitedb import Migration, SerialConnection, connect, migrate, transaction
+from sqlitedb.vacuum import settle
 
 __all__ = ["MMAP_BYTES", "Database"]
 
@@ -43,8 +44,11 @@ class Database:
             self.migrate(migrations, atomic=atomic)
 
     def migrate(self, migrations: Sequence[Migration], *, atomic: bool = False) -> list[str]:
-        """Apply the migrations not applied yet, in order (``sqlitedb.migrate``)."""
-        return migrate(self.writer, migrations, atomic=atomic)
+        """Apply the migrations not applied yet, in order (``sqlitedb.migrate``); then the
+        VACUUM a switch to incremental vacuum needs, once (``sqlitedb.vacuum.settle``)."""
+        applied = migrate(self.writer, migrations, atomic=atomic)
+        settle(self.writer)
+        return applied
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -122,8 +122,11 @@ BELOW_THE_TOP = {"access", "adapters", "calendar", "chat", "config", "delivery",
                  "meetings", "messages", "models", "reminders", "schema", "tools", "workflows"}
 FOLDER_MAY_IMPORT: dict[str, set[str]] = {
     # the commands
-    "cli": BELOW_THE_TOP | {"app", "backups", "dashboard", "evaluation", "service", "setup"},
-    "app": BELOW_THE_TOP | {"backups", "dashboard"},  # the one assembler
+    "cli": BELOW_THE_TOP | {"app", "backups", "dashboard", "evaluation", "retention", "service",
+                            "setup"},
+    "app": BELOW_THE_TOP | {"backups", "dashboard", "retention"},  # the one assembler
+    # what is kept how long: every store's prune, called in one place
+    "retention": {"config", "delivery", "meetings", "models", "reminders"},
     "evaluation": {"config", "models"},  # frontdesk eval: triage's classify step, measured
     "backups": {"schema"},  # backup files, restores, the database's upgrade
     "service": set(),  # the systemd unit and sd_notify: nothing of bot

@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     runs = sub.add_parser("runs", help="list recent runs, or show one run's trace")
     runs.add_argument("run_id", nargs="?", metavar="RUN_ID")
+    runs.add_argument("--limit", type=int, default=20, metavar="N", help="list N runs (20)")
+    runs.add_argument("--before", type=float, metavar="T",
+                      help="the page after: runs started before T (seconds since 1970; the "
+                           "last line's `before=`)")
 
     reminders = sub.add_parser("reminders", help="list every pending reminder, or cancel one")
     reminders.add_argument("action", nargs="?", choices=["cancel"], metavar="cancel")
@@ -117,7 +121,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the file to write (default: under FRONTDESK_HOME/backups)")
     restore = sub.add_parser("restore", help="put a backup back (the bot must be stopped)")
     restore.add_argument("path", metavar="PATH")
+    prune = sub.add_parser("prune", help="remove what is older than FRONTDESK_KEEP_DAYS now, "
+                                         "and print what went, per table")
+    prune.add_argument("--days", type=days, metavar="N",
+                       help="keep N days instead (fractional allowed: 0.5 is twelve hours)")
+    prune.add_argument("--dry-run", action="store_true", help="count, remove nothing")
+    prune.add_argument("--json", action="store_true", help="print a JSON object only")
     return parser
+
+
+def days(raw: str) -> float:
+    """``--days``: a number of days above 0 (fractional allowed)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{raw!r}: expected a number of days above 0, e.g. 90 "
+                                         "or 0.5")
+    return value
 
 
 # Commands that run on bad settings too (they report or repair them): settings may be None.

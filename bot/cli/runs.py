@@ -33,11 +33,14 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         store = RunStore(db)
         if args.run_id:
             return show(store, args.run_id)
-        runs = store.runs(limit=20)
+        limit = getattr(args, "limit", 20)
+        runs = store.runs(limit=limit, before=getattr(args, "before", None))
         if not runs:
             print("No runs yet.")
         for run in runs:
             print(shown(list_line(run), "terminal"))
+        if len(runs) == limit:  # there may be more: the next page's argument
+            print(f"more: frontdesk runs --before {runs[-1].started_at!r}")
         print_failures(Inbox(db), OutboxParts(db))
         return 0
 

@@ -90,6 +90,9 @@ class Settings:
     guest_daily_usd: float | None = None  # FRONTDESK_GUEST_DAILY_USD: None, no cap
     guest_messages_per_hour: int = 30  # FRONTDESK_GUEST_MESSAGES_PER_HOUR: 0, no cap
     writes_per_second: float = 25.0  # FRONTDESK_WRITES_PER_SECOND
+    # Retention (bot.retention): days finished runs, answered messages, sent replies, cost
+    # rows, attachments and traces are kept; fractional allowed (0.5: twelve hours)
+    keep_days: float = 90.0  # FRONTDESK_KEEP_DAYS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -177,6 +180,8 @@ class Settings:
             stream_interval=values.positive("FRONTDESK_STREAM_INTERVAL",
                                             get("FRONTDESK_STREAM_INTERVAL"), 1.0, "seconds",
                                             "1.0"),
+            keep_days=values.positive("FRONTDESK_KEEP_DAYS", get("FRONTDESK_KEEP_DAYS"), 90.0,
+                                      "days", "90"),
         )
 
     def check_files(self) -> None:

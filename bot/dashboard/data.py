@@ -25,11 +25,15 @@ SCAN_LIMIT = 500  # runs read to filter by route and to list the routes seen
 
 
 def list_runs(store: RunReading, status: str | None = None, route: str | None = None,
-              limit: int = 100, now: float | None = None) -> dict[str, Any]:
-    """Recent runs, waiting ones first, with their costs and open question."""
+              limit: int = 100, now: float | None = None,
+              before: float | None = None) -> dict[str, Any]:
+    """Recent runs, waiting ones first (on the first page), with their costs and open
+    question; ``before``: the page of runs started before then (``next_before`` says where
+    the next page starts)."""
     now = time.time() if now is None else now
-    waiting = store.runs(limit=limit, status="waiting") if status in (None, "waiting") else []
-    recent = store.runs(limit=SCAN_LIMIT, status=status)
+    first_page = before is None and status in (None, "waiting")
+    waiting = store.runs(limit=limit, status="waiting") if first_page else []
+    recent = store.runs(limit=SCAN_LIMIT, status=status, before=before)
     routes = sorted({r.route for r in [*waiting, *recent] if r.route})
     runs = list({r.id: r for r in [*waiting, *recent]}.values())  # waiting first, once
     if route:
@@ -38,8 +42,10 @@ def list_runs(store: RunReading, status: str | None = None, route: str | None = 
     for wait in store.waits("open"):
         open_waits.setdefault(wait.run_id, wait)
     rows = [run_row(r, store.costs(r.id), open_waits.get(r.id), now) for r in runs[:limit]]
+    older = [r.started_at for r in recent[:limit]]
     return {"runs": rows, "routes": routes, "statuses": list(STATUSES),
-            "waiting": len(open_waits), "now": now}
+            "waiting": len(open_waits), "now": now,
+            "next_before": older[-1] if len(older) == limit else None}
 
 
 def run_row(run: RunInfo, costs: Mapping[str, Any], wait: WaitInfo | None,

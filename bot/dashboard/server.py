@@ -289,9 +289,11 @@ def _api_runs(data: DashboardData) -> Handler:
             return _refuse(400, f"status must be one of {', '.join(STATUSES)}")
         try:
             limit = max(1, min(500, int(request.query.get("limit", "100"))))
+            before = float(request.query["before"]) if request.query.get("before") else None
         except ValueError:
-            return _refuse(400, "limit must be a number")
-        listed = list_runs(data.store, status, request.query.get("route") or None, limit)
+            return _refuse(400, "limit and before must be numbers")
+        listed = list_runs(data.store, status, request.query.get("route") or None, limit,
+                           before=before)
         listed.update(spend=data.spend() if data.spend else None,
                       can_answer=data.answer is not None, csrf=data.csrf)
         return web.json_response(listed, dumps=_dumps)

@@ -14,9 +14,11 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from bot.messages import Button
+from sqlitedb import transaction
 from sqlitedb.database import Database
 
 TOKEN_BYTES = 16  # 22 characters: with a kind, well inside Telegram's 64 bytes
@@ -67,3 +69,16 @@ class Buttons:
             return None
         kind = token.partition(".")[0] if "." in token else ""
         return ButtonTarget(str(row[0]), str(row[1]), str(row[2]), str(row[3]), kind)
+
+    def prune(self, before: datetime, open_runs: set[str]) -> dict[str, int]:
+        """Remove the run buttons made before ``before`` whose run is not in ``open_runs``
+        (its wait is decided, or it ended): a press on one says "not valid (anymore)", as it
+        would have. Pairing and meeting buttons stay: a stranger may still be undecided, a
+        booking still ahead. The rows removed."""
+        rows = self.conn.execute(
+            "SELECT token, run_id FROM buttons WHERE created_at < ? AND token LIKE 'run.%'",
+            (before.timestamp(),)).fetchall()
+        gone = [(token,) for token, run_id in rows if run_id not in open_runs]
+        with transaction(self.conn):
+            self.conn.executemany("DELETE FROM buttons WHERE token = ?", gone)
+        return {"buttons": len(gone)}

@@ -12,8 +12,10 @@ often as its part: once, in order with the reply's text, or marked failed with i
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 from bot.messages import OutgoingFile
+from sqlitedb import transaction
 from sqlitedb.database import Database
 
 MIGRATIONS = [
@@ -59,3 +61,15 @@ class OutboxFiles:
             " AND reply_key = ? AND part_no = ?",
             (platform, chat_id, reply_key, part_no)).fetchone()
         return OutgoingFile(str(row[0]), str(row[1]), bytes(row[2])) if row else None
+
+    def prune(self, before: datetime, unsent: set[tuple[str, str, str]]) -> dict[str, int]:
+        """Remove the files written before ``before``, but those of the replies in ``unsent``
+        (``OutboxParts.unsent_replies``: a part still to send carries its file). The rows
+        removed."""
+        rows = self.conn.execute("SELECT platform, chat_id, reply_key FROM outbox_files"
+                                 " WHERE created_at < ?", (before.timestamp(),)).fetchall()
+        gone = [tuple(row) for row in rows if tuple(row) not in unsent]
+        with transaction(self.conn):
+            self.conn.executemany("DELETE FROM outbox_files WHERE platform = ? AND chat_id = ?"
+                                  " AND reply_key = ?", gone)
+        return {"outbox_files": len(gone)}

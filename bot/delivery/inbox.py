@@ -13,10 +13,21 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlitedb import transaction
 from sqlitedb.database import Database
+
+# How long after it first came a platform may deliver the same message again, so its key is
+# kept at least that long (the payload goes at FRONTDESK_KEEP_DAYS all the same). Telegram
+# keeps an update it was not told was received for 24 hours (polling and webhook alike);
+# Discord re-delivers nothing, but the read-back after a time away reads a channel from its
+# cursor, which a message answered live may not have passed yet: a month is ample. The
+# console's lines never come twice.
+DAY_S = 86_400.0
+REDELIVERY: dict[str, float] = {"telegram": DAY_S, "discord": 30 * DAY_S, "console": 0.0}
+REDELIVERY_ELSE = 30 * DAY_S  # a platform not listed: as careful as the most careful
 
 
 @dataclass(frozen=True)
@@ -150,3 +161,26 @@ class Inbox:
             "INSERT OR IGNORE INTO refusals (platform, chat_id, refused_at) VALUES (?, ?, ?)",
             (platform, chat_id, time.time()))
         return cur.rowcount == 1
+
+    def prune(self, before: datetime, now: datetime | None = None) -> dict[str, int]:
+        """Forget the messages closed before ``before``: the payload goes at once, the key
+        (platform, chat, message id) only once its platform can no longer deliver it again
+        (``REDELIVERY``), so a late re-delivery is still known and not answered twice. An
+        open message is never touched. The rows emptied and removed."""
+        cutoff = before.timestamp()
+        now_s = (now or datetime.now(UTC)).timestamp()
+        with transaction(self.conn):
+            emptied = self.conn.execute(
+                "UPDATE inbox SET payload = '{}' WHERE status != 'received' AND done_at < ?"
+                " AND payload != '{}'", (cutoff,)).rowcount
+            removed = 0
+            for platform in self._platforms():
+                horizon = min(cutoff, now_s - REDELIVERY.get(platform, REDELIVERY_ELSE))
+                removed += self.conn.execute(
+                    "DELETE FROM inbox WHERE platform = ? AND status != 'received'"
+                    " AND done_at < ? AND received_at < ?",
+                    (platform, cutoff, horizon)).rowcount
+        return {"inbox_payloads": emptied, "inbox": removed}
+
+    def _platforms(self) -> list[str]:
+        return [str(row[0]) for row in self.conn.execute("SELECT DISTINCT platform FROM inbox")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from bot.delivery.inbox import Failure
@@ -116,3 +117,18 @@ class OutboxParts:
                 break
             chat_id = str(row[0])
         return chat_id
+
+    def prune(self, before: datetime) -> dict[str, int]:
+        """Remove the parts sent (or failed for good) before ``before``; an unsent part stays
+        until it is sent. The rows removed."""
+        cutoff = before.timestamp()
+        removed = self.conn.execute(
+            "DELETE FROM outbox WHERE sent_at < ? OR (sent_at IS NULL AND failed_at < ?)",
+            (cutoff, cutoff)).rowcount
+        return {"outbox": removed}
+
+    def unsent_replies(self) -> set[tuple[str, str, str]]:
+        """(platform, chat, reply key) of every reply with a part still to send."""
+        rows = self.conn.execute("SELECT DISTINCT platform, chat_id, reply_key FROM outbox"
+                                 " WHERE sent_at IS NULL AND failed_at IS NULL")
+        return {(str(platform), str(chat), str(key)) for platform, chat, key in rows}

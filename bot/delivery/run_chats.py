@@ -7,7 +7,9 @@ chat is waiting on, and how a guest's typed pick finds their own offer.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
+from sqlitedb import transaction
 from sqlitedb.database import Database
 
 
@@ -28,3 +30,13 @@ class RunChats:
         rows = self.conn.execute("SELECT run_id FROM run_chats WHERE platform = ? AND"
                                  " chat_id = ?", (platform, chat_id))
         return {row[0] for row in rows}
+
+    def prune(self, before: datetime, open_runs: set[str]) -> dict[str, int]:
+        """Remove the filings of runs started before ``before`` that are not in ``open_runs``
+        (a run still waiting keeps its chat, however old). The rows removed."""
+        rows = self.conn.execute("SELECT run_id FROM run_chats WHERE started_at < ?",
+                                 (before.timestamp(),)).fetchall()
+        gone = [(run_id,) for (run_id,) in rows if run_id not in open_runs]
+        with transaction(self.conn):
+            self.conn.executemany("DELETE FROM run_chats WHERE run_id = ?", gone)
+        return {"run_chats": len(gone)}

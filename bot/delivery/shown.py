@@ -12,6 +12,7 @@ same window the outbox has for a part sent twice.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 from sqlitedb.database import Database
 
@@ -57,3 +58,10 @@ class LiveMessages:
         self.conn.execute(
             "DELETE FROM live_messages WHERE platform = ? AND chat_id = ? AND reply_key = ?"
             " AND part_no = ?", (platform, chat_id, reply_key, part_no))
+
+    def prune(self, before: datetime) -> dict[str, int]:
+        """Remove what is left of partial messages shown before ``before`` (a reply settles
+        its own; a crash may leave some). The rows removed."""
+        removed = self.conn.execute("DELETE FROM live_messages WHERE shown_at < ?",
+                                    (before.timestamp(),)).rowcount
+        return {"live_messages": removed}

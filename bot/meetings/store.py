@@ -181,3 +181,13 @@ class MeetingStore:
             f"SELECT {COLUMNS} FROM meetings WHERE {' AND '.join(where)}"
             " ORDER BY COALESCE(start_ts, created_at), id LIMIT ?", (*args, limit)).fetchall()
         return [_row(r) for r in rows]
+
+    def prune(self, before: datetime) -> dict[str, int]:
+        """Remove the requests settled before ``before``: declined, expired or in conflict
+        since then, and bookings that ended by then (one still ahead, or still offered or
+        held, is never touched). The rows removed."""
+        cutoff = before.timestamp()
+        removed = self.conn.execute(
+            "DELETE FROM meetings WHERE status NOT IN ('offered', 'held') AND updated_at < ?"
+            " AND COALESCE(end_ts, 0) < ?", (cutoff, cutoff)).rowcount
+        return {"meetings": removed}

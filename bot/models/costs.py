@@ -57,7 +57,25 @@ MIGRATIONS: list[Migration] = [
         );
         CREATE INDEX costs_holds_day ON costs_holds (day);
     """),
+    # Each day's totals per model, filled from the per-call rows before the retention
+    # removes them (``SpendLog.prune``): what a day spent is the same before and after.
+    ("costs_003_days", """
+        CREATE TABLE costs_days (
+            day TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            calls INTEGER NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            cost_usd REAL NOT NULL,
+            PRIMARY KEY (day, provider, model)
+        );
+    """),
 ]
+# The calls of a day: the per-call rows still kept, and the totals of those removed.
+CALLS_OF_DAY = ("SELECT provider, model, 1 AS calls, input_tokens, output_tokens, cost_usd"
+                " FROM costs_calls WHERE day = :day UNION ALL SELECT provider, model, calls,"
+                " input_tokens, output_tokens, cost_usd FROM costs_days WHERE day = :day")
 
 
 class PriceTableError(ValueError):
@@ -231,16 +249,16 @@ class SpendLog:
 
     def _committed(self, day: str) -> float:
         row = self._conn.execute(
-            "SELECT (SELECT COALESCE(SUM(cost_usd), 0) FROM costs_calls WHERE day = ?)"
-            " + (SELECT COALESCE(SUM(usd), 0) FROM costs_holds WHERE day = ?)",
-            (day, day)).fetchone()
+            f"SELECT (SELECT COALESCE(SUM(cost_usd), 0) FROM ({CALLS_OF_DAY}))"
+            " + (SELECT COALESCE(SUM(usd), 0) FROM costs_holds WHERE day = :day)",
+            {"day": day}).fetchone()
         return float(row[0])
 
     def spent(self, day: str | None = None) -> float:
         """USD of the calls settled on ``day`` (default today)."""
         with self._lock:
-            row = self._conn.execute("SELECT COALESCE(SUM(cost_usd), 0) FROM costs_calls"
-                                     " WHERE day = ?", (day or self.today(),)).fetchone()
+            row = self._conn.execute(f"SELECT COALESCE(SUM(cost_usd), 0) FROM ({CALLS_OF_DAY})",
+                                     {"day": day or self.today()}).fetchone()
         return float(row[0])
 
     def held(self, day: str | None = None) -> float:
@@ -254,7 +272,27 @@ class SpendLog:
         """(provider, model, calls, input tokens, output tokens, USD) for ``day``."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens),"
-                " SUM(cost_usd) FROM costs_calls WHERE day = ? GROUP BY provider, model"
-                " ORDER BY provider, model", (day or self.today(),)).fetchall()
+                "SELECT provider, model, SUM(calls), SUM(input_tokens), SUM(output_tokens),"
+                f" SUM(cost_usd) FROM ({CALLS_OF_DAY}) GROUP BY provider, model"
+                " ORDER BY provider, model", {"day": day or self.today()}).fetchall()
         return [(str(p), str(m), int(n), int(i), int(o), float(c)) for p, m, n, i, o, c in rows]
+
+    def prune(self, before: datetime) -> dict[str, int]:
+        """Fold the calls made before ``before`` into their days' totals, then remove them;
+        holds of an earlier day go too (they count against their own day only). What any
+        day spent reads the same after. The per-call rows (and holds) removed."""
+        cutoff = before.timestamp()
+        with self._lock, transaction(self._conn):
+            self._conn.execute(
+                "INSERT INTO costs_days (day, provider, model, calls, input_tokens,"
+                " output_tokens, cost_usd) SELECT day, provider, model, COUNT(*),"
+                " SUM(input_tokens), SUM(output_tokens), SUM(cost_usd) FROM costs_calls"
+                " WHERE at < ? GROUP BY day, provider, model ON CONFLICT DO UPDATE SET"
+                " calls = calls + excluded.calls, input_tokens = input_tokens +"
+                " excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,"
+                " cost_usd = cost_usd + excluded.cost_usd", (cutoff,))
+            calls = self._conn.execute("DELETE FROM costs_calls WHERE at < ?",
+                                       (cutoff,)).rowcount
+            holds = self._conn.execute("DELETE FROM costs_holds WHERE at < ? AND day < ?",
+                                       (cutoff, self.today())).rowcount
+        return {"costs_calls": calls, "costs_holds": holds}

@@ -53,6 +53,7 @@ class TimerDeps:
     owner_platform: Callable[[], str]
     brief: Callable[[str], Awaitable[None]]  # FRONTDESK_BRIEF_AT's briefing of a day
     backup: Callable[[str, int], Awaitable[Path]]  # FRONTDESK_BACKUP_DAYS's, keeping N
+    prune: Callable[[], Awaitable[object]] | None = None  # FRONTDESK_KEEP_DAYS's daily prune
 
 
 def build_timer(settings: Settings, parts: ReminderParts, runs: Runs, model: Model,
@@ -64,4 +65,5 @@ def build_timer(settings: Settings, parts: ReminderParts, runs: Runs, model: Mod
         reminders=parts.store, runs=runs, deliver=deps.deliver, queued=deps.queued,
         owner_chat=deps.owner_chat, loop=run_loop, model=model, tools=tools, system=system,
         calendar=owner.calendar, remind_before_min=settings.remind_before, zone=owner.zone(),
-        owner_platform=deps.owner_platform, brief=deps.brief, backup=deps.backup))
+        owner_platform=deps.owner_platform, brief=deps.brief, backup=deps.backup,
+        prune=deps.prune))

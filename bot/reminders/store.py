@@ -47,7 +47,7 @@ MAX_PENDING = 100  # per person
 MAX_TEXT_CHARS = 1000
 # a text to repeat, a prompt for the agent, an event's notice, the morning briefing, the
 # daily backup
-KINDS = ("text", "prompt", "calendar", "brief", "backup")
+KINDS = ("text", "prompt", "calendar", "brief", "backup", "prune")
 LIMITED_KINDS = ("text", "prompt")  # what a person sets; the bot's own do not count
 # The shortest time between two occurrences of a person's recurring reminder: a guest's, the
 # owner's, and the owner's prompt tasks (each one a run of the agent, with its cost).
@@ -324,3 +324,12 @@ class Reminders:
     def _select(self, clause: str, args: tuple[object, ...]) -> list[Reminder]:
         rows = self.conn.execute(f"SELECT {COLUMNS} FROM reminders {clause}", args).fetchall()
         return [Reminder(*row) for row in rows]
+
+    def prune(self, before: datetime) -> dict[str, int]:
+        """Remove the reminders done or cancelled whose last occurrence was before ``before``
+        (one still ahead is never touched; the bot's own daily tasks stay, a cancelled one
+        staying cancelled). The rows removed."""
+        removed = self.conn.execute(
+            "DELETE FROM reminders WHERE status IN ('done', 'cancelled') AND due_at < ?"
+            " AND kind IN ('text', 'prompt', 'calendar')", (before.timestamp(),)).rowcount
+        return {"reminders": removed}

@@ -88,6 +88,8 @@ class SchedulerDeps:
     brief: Callable[[str], Awaitable[None]] | None = None
     # The daily backup of a day, keeping the newest N (``bot.backups``), for ``backup`` tasks.
     backup: Callable[[str, int], Awaitable[Path]] | None = None
+    # FRONTDESK_KEEP_DAYS's daily prune (``bot.retention``), for ``prune`` tasks.
+    prune: Callable[[], Awaitable[object]] | None = None
 
 
 def occurrence_run_id(reminder: Reminder) -> str:
@@ -271,6 +273,11 @@ class Scheduler:
                 raise RuntimeError("the daily backup is not wired to the home")
             day = datetime.fromtimestamp(now, ZoneInfo(reminder.zone)).date().isoformat()
             log.info("daily backup: %s", await self.deps.backup(day, backups_kept(reminder)))
+            return
+        if reminder.kind == "prune":  # FRONTDESK_KEEP_DAYS's: what is older goes
+            if self.deps.prune is None:
+                raise RuntimeError("the daily prune is not wired to the database")
+            log.info("daily prune: %s", await self.deps.prune())
             return
         run_id = occurrence_run_id(reminder)
         meta = {"platform": reminder.platform, "chat_id": reminder.chat_id,

@@ -39,10 +39,21 @@ class RunReading:
         rows = self._runs("WHERE id = ?", (run_id,))
         return rows[0] if rows else None
 
-    def runs(self, limit: int = 20, status: str | None = None) -> list[RunInfo]:
-        """The most recent runs first (optionally only those with ``status``)."""
-        where, args = ("WHERE status = ?", (status,)) if status else ("", ())
+    def runs(self, limit: int = 20, status: str | None = None,
+             before: float | None = None) -> list[RunInfo]:
+        """The most recent runs first (optionally only those with ``status``, or started
+        before ``before``: the next page), read along an index whatever the table's size."""
+        terms = [(term, value) for term, value in (("status = ?", status),
+                                                   ("started_at < ?", before)) if value]
+        where = "WHERE " + " AND ".join(term for term, _ in terms) if terms else ""
+        args = tuple(value for _, value in terms)
         return self._runs(f"{where} ORDER BY started_at DESC, rowid DESC LIMIT ?", (*args, limit))
+
+    def open_run_ids(self) -> set[str]:
+        """The runs still running or waiting: what the retention never removes, nor the
+        rows of other stores that point at them."""
+        rows = self.conn.execute("SELECT id FROM runs WHERE status IN ('running', 'waiting')")
+        return {str(row[0]) for row in rows}
 
     def _runs(self, clause: str, args: tuple[Any, ...]) -> list[RunInfo]:
         rows = self.conn.execute(

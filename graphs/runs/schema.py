@@ -95,4 +95,13 @@ MIGRATIONS: list[Migration] = [
     ("runs_005_by_user", """
         CREATE INDEX runs_by_user ON runs (json_extract(meta, '$.user'), started_at);
     """),
+    # The retention finds the runs that ended long ago (``RunStore.prune``) by their end.
+    ("runs_006_by_end", """
+        CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;
+    """),
+    # A status's runs newest first (the dashboard's filter, its waiting ones) with a million
+    # runs in the table: read along the index, not sorted.
+    ("runs_007_by_status_start", """
+        CREATE INDEX runs_by_status_start ON runs (status, started_at);
+    """),
 ]

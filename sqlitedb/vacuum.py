@@ -1,0 +1,53 @@
+"""Giving freed pages back: the file set up for incremental vacuum, and the pages reclaimed.
+
+SQLite keeps the pages a ``DELETE`` frees inside the file for later rows; the file never
+shrinks by itself. With ``auto_vacuum=INCREMENTAL`` a ``PRAGMA incremental_vacuum`` hands them
+back to the file system, which the retention does after each prune. The mode is a property of
+the file: a new file is born with it (``connect`` asks for it before the first page is
+written), and an existing one is switched by the migration below, which only takes effect
+with a ``VACUUM``: that cannot run inside the migrations' transaction, so ``settle`` runs it
+once they have committed, whenever the migration is recorded and the file is not switched yet
+(so a crash between the two is made good at the next open).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+
+from sqlitedb import Migration
+
+__all__ = ["INCREMENTAL", "MIGRATIONS", "reclaim", "settle"]
+
+INCREMENTAL = 2  # what ``PRAGMA auto_vacuum`` reads on a file set up for it
+SWITCH = "sqlitedb_001_incremental_vacuum"
+
+MIGRATIONS: list[Migration] = [
+    # Asked for here, taken up by the VACUUM ``settle`` runs after the transaction commits.
+    (SWITCH, "PRAGMA auto_vacuum=INCREMENTAL"),
+]
+
+
+def settle(conn: sqlite3.Connection) -> bool:
+    """VACUUM a file whose switch to incremental vacuum is recorded but not yet made (once per
+    file: the first open after the upgrade); True when it did. Outside any transaction."""
+    recorded = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND"
+                            " name = 'migrations'").fetchone() and conn.execute(
+        "SELECT 1 FROM migrations WHERE name = ?", (SWITCH,)).fetchone()
+    if not recorded or conn.execute("PRAGMA auto_vacuum").fetchone()[0] == INCREMENTAL:
+        return False
+    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # per connection until the VACUUM
+    conn.execute("VACUUM")
+    return True
+
+
+def reclaim(conn: sqlite3.Connection) -> int:
+    """Hand the free pages back to the file system (after a prune); how many there were.
+    The WAL is checkpointed too, so the file on disk is the smaller one."""
+    with getattr(conn, "lock", contextlib.nullcontext()):  # a SerialConnection's turn
+        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        # run to its end by sqlite3_exec: stepped once, as ``execute`` does, the pragma
+        # frees a single page
+        conn.executescript("PRAGMA incremental_vacuum;")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    return free

@@ -1,0 +1,26 @@
+"""The lists read along an index, whatever the number of runs (the times are bench/lists.py's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.schema import open_database
+
+PAGES = {  # what `frontdesk runs` and the dashboard ask (graphs.runs.reading.RunReading.runs)
+    "SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 20": "runs_by_start",
+    "SELECT id FROM runs WHERE started_at < 5 ORDER BY started_at DESC, rowid DESC LIMIT 20":
+        "runs_by_start",
+    "SELECT id FROM runs WHERE status = 'failed' AND started_at < 5"
+    " ORDER BY started_at DESC, rowid DESC LIMIT 20": "runs_by_status_start",
+    "SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled')"
+    " AND ended_at < 5": "runs_by_end",
+}
+
+
+def test_each_list_and_the_prune_use_an_index(tmp_path: Path) -> None:
+    with open_database(tmp_path / "frontdesk.db") as db:
+        for query, index in PAGES.items():
+            plan = " ".join(row[3] for row in db.reader.execute("EXPLAIN QUERY PLAN " + query))
+            assert "USING INDEX runs_by" in plan or "USING COVERING INDEX runs_by" in plan, plan
+            assert "TEMP B-TREE" not in plan, plan  # read in order, never sorted
+            assert index in plan or query.startswith("SELECT id FROM runs WHERE status IN")
