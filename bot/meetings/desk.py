@@ -31,6 +31,9 @@ from bot.messages import OutgoingFile
 
 log = logging.getLogger(__name__)
 RETRY_DELAYS = (5.0, 15.0, 45.0, 120.0)  # seconds between tries of an unreachable calendar
+FIRST_READ_S = 10.0  # how long an offer waits for the calendar's first read at start
+BEING_READ = ("I can't offer times just yet: the owner's calendar is still being read. "
+              "Please ask again in a minute.")
 NEARBY = timedelta(hours=1)
 
 
@@ -83,6 +86,8 @@ class MeetingDesk:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     retry_delays: Sequence[float] = RETRY_DELAYS
     summary: str = "Meeting with {name}: {topic}"
+    first_read_s: float = FIRST_READ_S
+    poll: Callable[[float], Awaitable[None]] = asyncio.sleep  # the first read's polling pace
 
     @property
     def zone_name(self) -> str:
@@ -101,6 +106,19 @@ class MeetingDesk:
         except CalendarUnavailable as exc:
             log.warning("calendar unavailable for meetings: %s", exc)
             return None
+
+    async def calendar_read(self) -> bool:
+        """Wait (up to ``first_read_s``) for the calendar's first read: a /meet answered at
+        start, while the CalDAV copy is still being fetched, gets real times, not none."""
+        deadline = time.monotonic() + self.first_read_s
+        while True:
+            try:
+                self.busy_time.busy(self.now(), self.now() + timedelta(minutes=1))
+                return True
+            except CalendarUnavailable:
+                if time.monotonic() >= deadline:
+                    return False
+            await self.poll(0.1)
 
     # -- the workflow's questions ----------------------------------------------------------
     def open(self, meeting_id: str, run_id: str, request: dict[str, Any]) -> str | None:
@@ -138,6 +156,8 @@ class MeetingDesk:
         topic = one_line(str(request.get("topic") or ""), 300)
         about = f" about “{shown(topic, 'markdown')}”" if topic else ""
         lead = f"{note}\n\n" if note else ""
+        if not slots and self._busy(self.now(), self.now() + timedelta(minutes=1)) is None:
+            return f"{lead}{BEING_READ}"  # never "no free time" for times it cannot check
         if not slots:
             return (f"{lead}I found no free time for a meeting{about} in the next "
                     f"{self.rules.days} days. Please ask again later.")
