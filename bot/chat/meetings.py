@@ -59,6 +59,9 @@ class MeetingChat:
             WORKFLOW, lambda: {"topic": topic, "sender": sender, "minutes": minutes,
                                "earliest": earliest, "latest": latest},
             run_id, caller.platform, caller.chat_id)
+        if state.status == "failed":  # its request is closed and the failure logged
+            return ("Looking for a time failed (it has been logged); the request is closed, "
+                    "so the person can ask again.")
         if state.status != "waiting" or not state.waits:
             return str(state.get("reply") or "I could not look for a time just now.")
         wait = state.waits[0]
