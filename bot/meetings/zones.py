@@ -90,8 +90,11 @@ def zone_in_words(text: str) -> tzinfo | None:
     if match is None:
         return None
     rest = re.split(r"[,;!?]| and | but | so ", text[match.end():], maxsplit=1)[0]
-    rest = re.sub(r"\s+(?:time|timezone|time zone)\s*$", "", rest.strip().rstrip("."), flags=re.I)
-    return parse_zone(rest)
+    words = rest.strip().rstrip(".").split()
+    for count in range(min(len(words), 3), 0, -1):  # "New York this week": the longest name
+        if zone := parse_zone(" ".join(words[:count])):
+            return zone
+    return None
 
 
 def zone_key(zone: tzinfo) -> str:
