@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from bot.calendar.writer import Busy, BusyTime, CalendarUnavailable, CalendarWriter
 from bot.config.text import one_line, shown
 from bot.meetings.event import event_file, event_ics, uid_for
+from bot.meetings.first_read import first_read
 from bot.meetings.slots import MeetingRules, Slot, free_slots, why_not
 from bot.meetings.store import Meeting, MeetingStore
 from bot.meetings.zones import (
@@ -117,17 +118,8 @@ class MeetingDesk:
             return None
 
     async def calendar_read(self) -> bool:
-        """Wait (up to ``first_read_s``) for the calendar's first read: a /meet answered at
-        start, while the CalDAV copy is still being fetched, gets real times, not none."""
-        deadline = time.monotonic() + self.first_read_s
-        while True:
-            try:
-                self.busy_time.busy(self.now(), self.now() + timedelta(minutes=1))
-                return True
-            except CalendarUnavailable:
-                if time.monotonic() >= deadline:
-                    return False
-            await self.poll(0.1)
+        """Wait (up to ``first_read_s``) for the calendar's first read (``first_read``)."""
+        return await first_read(self.busy_time, self.now, self.first_read_s, self.poll)
 
     # -- the workflow's questions ----------------------------------------------------------
     def open(self, meeting_id: str, run_id: str, request: dict[str, Any]) -> str | None:
