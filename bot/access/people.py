@@ -50,6 +50,16 @@ MIGRATIONS: list[Migration] = [
                           shown_at = asked_at;
         CREATE INDEX people_shown ON people (shown_at);
     """),
+    # A person's time zone (as they gave it: an IANA name or UTC+02:00), by scope, so the
+    # settings' allowlisted people, who have no row above, have one too.
+    ("people_003_zones", """
+        CREATE TABLE person_zones (
+            scope TEXT PRIMARY KEY,          -- telegram:200
+            zone TEXT,                       -- NULL: asked, not answered yet
+            asked_at REAL,
+            set_at REAL
+        );
+    """),
 ]
 
 
@@ -156,6 +166,36 @@ class People:
         """Everyone, newest first."""
         rows = self.conn.execute(f"SELECT {COLUMNS} FROM people ORDER BY asked_at DESC")
         return [Person(*row) for row in rows]
+
+    def zone(self, scope: str) -> str | None:
+        """The person's time zone as stored, None when unknown."""
+        row = self.conn.execute("SELECT zone FROM person_zones WHERE scope = ?",
+                                (scope,)).fetchone()
+        return str(row[0]) if row and row[0] else None
+
+    def set_zone(self, scope: str, zone: str) -> None:
+        """Keep the person's time zone (``/timezone``, or "I'm in Tokyo")."""
+        self.conn.execute(
+            "INSERT INTO person_zones (scope, zone, set_at) VALUES (?, ?, ?) ON CONFLICT (scope)"
+            " DO UPDATE SET zone = excluded.zone, set_at = excluded.set_at",
+            (scope, zone, time.time()))
+
+    def ask_zone_once(self, scope: str) -> bool:
+        """True the first time only (the caller asks the person for their zone then)."""
+        cur = self.conn.execute("INSERT OR IGNORE INTO person_zones (scope, asked_at)"
+                                " VALUES (?, ?)", (scope, time.time()))
+        return cur.rowcount == 1
+
+    def zone_asked(self, scope: str) -> bool:
+        """Whether the person was asked for their zone and has not given it."""
+        row = self.conn.execute("SELECT zone, asked_at FROM person_zones WHERE scope = ?",
+                                (scope,)).fetchone()
+        return bool(row and row[0] is None and row[1] is not None)
+
+    def zones(self) -> dict[str, str]:
+        """Everyone's known time zone, by scope."""
+        rows = self.conn.execute("SELECT scope, zone FROM person_zones WHERE zone IS NOT NULL")
+        return {str(scope): str(zone) for scope, zone in rows}
 
     def remove(self, user_id: str, platform: str | None = None) -> int:
         """Delete a person (on every platform unless one is named); how many rows went."""

@@ -41,6 +41,7 @@ from bot.chat.locks import ChatLocks
 from bot.chat.meetings import CANCEL, MeetingChat
 from bot.chat.meetings import KIND as MEETING_KIND
 from bot.chat.model_command import ModelCommand
+from bot.chat.timezones import PersonZones, TimeZones
 from bot.chat.turns import Turns
 from bot.config.settings import Settings
 from bot.delivery.build import Delivery
@@ -79,6 +80,7 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     """The chat layer over the other concerns (``clock``: what "upcoming" is measured by)."""
     locks = ChatLocks()  # one thing at a time per chat: a message, a press
     runner = ChatRunner(flows.runs, flows.store, delivery.run_chats, delivery.inbox)
+    meetings.desk.zones = PersonZones(admission.people)  # each guest's zone, for their times
     meeting_chat = MeetingChat(store=meetings.store, desk=meetings.desk,
                                buttons=delivery.buttons, outbox=delivery.outbox,
                                runner=runner, access=admission.access, clock=clock)
@@ -100,6 +102,7 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     handlers: list[Handler] = [
         WorkflowCommands(runner, workflows, decisions, owner.today),
         MeetingsListing(meeting_chat),
+        TimeZones(admission.people, settings.timezone),  # before a typed pick: UTC+2 is a zone
         ChatCommands(commands, flows.store, flows.runs, delivery.run_chats),
         TypedPicks(decisions),
         WaitAnswers(flows.store, flows.runs, delivery.run_chats, delivery.outbox,

@@ -28,6 +28,7 @@ PLAIN_COMMANDS: list[tuple[str, str, str]] = [
     ("cancel", "cancel this chat's waiting run", ""),
     ("reminders", "this chat's reminders; /reminders cancel ID", ""),
     ("meetings", "your upcoming meetings, each with a Cancel button", ""),
+    ("timezone", "your time zone for meeting times: /timezone ZONE", "[ZONE]"),
 ]
 
 COMMANDS: list[tuple[str, str]] = [

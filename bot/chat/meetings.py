@@ -23,7 +23,7 @@ from bot.chat.chat_runs import ChatRunner
 from bot.config.text import one_line, shown
 from bot.delivery.buttons import Buttons, ButtonTarget
 from bot.delivery.outbox import Outbox
-from bot.meetings.desk import MeetingDesk, upcoming, when
+from bot.meetings.desk import MeetingDesk, upcoming
 from bot.meetings.store import Meeting, MeetingStore
 from bot.messages import PressResult, Reply
 from bot.tools.registry import Caller
@@ -59,6 +59,9 @@ class MeetingChat:
             WORKFLOW, lambda: {"topic": topic, "sender": sender, "minutes": minutes,
                                "earliest": earliest, "latest": latest},
             run_id, caller.platform, caller.chat_id)
+        if state.status == "failed":  # its request is closed and the failure logged
+            return ("Looking for a time failed (it has been logged); the request is closed, "
+                    "so the person can ask again.")
         if state.status != "waiting" or not state.waits:
             return str(state.get("reply") or "I could not look for a time just now.")
         wait = state.waits[0]
@@ -104,7 +107,7 @@ class MeetingChat:
         for number, meeting in enumerate(found[:20], start=1):
             who = f" with {shown(one_line(meeting.guest_name, 64), 'markdown')}" \
                 if is_owner else ""
-            lines.append(f"{number}. {self._when(meeting)}{who}: "
+            lines.append(f"{number}. {self._when(meeting, is_owner)}{who}: "
                          f"{shown(one_line(meeting.topic, 80), 'markdown') or '(no topic)'}")
             buttons += self.button_tokens.for_options(KIND, f"{CANCEL}{meeting.id}", "cancel",
                                                       [("Cancel", f"Cancel {number}")])
@@ -136,12 +139,12 @@ class MeetingChat:
         self.store.set_status(meeting.id, "cancelled", note="cancelled by "
                               + ("the owner" if by_owner else "the guest"),
                               only_from=("booked",))
-        what = self._when(meeting)
+        what, theirs = self._when(meeting, True), self._when(meeting, False)
         by_hand = "" if writer is not None else " Please remove it from your calendar by hand."
         if by_owner and meeting.guest != "owner":
             await self.outbox.deliver(meeting.platform, meeting.chat_id,
                                       f"meeting-cancelled:{meeting.id}",
-                                      f"The owner cancelled the meeting on {what}. Sorry! "
+                                      f"The owner cancelled the meeting on {theirs}. Sorry! "
                                       "Ask for a new time with /meet.")
         else:
             name = shown(one_line(meeting.guest_name, 64), "markdown")
@@ -149,10 +152,14 @@ class MeetingChat:
             await self.desk.tell_owner(meeting.platform, f"meeting-cancelled:{meeting.id}",
                                        f"{name} cancelled the meeting on {what}{why}."
                                        f"{by_hand}")
-        return f"Cancelled: {what}."
+        return f"Cancelled: {what if by_owner else theirs}."
 
-    def _when(self, meeting: Meeting) -> str:
-        return when(meeting.slot, self.desk.rules.zone) if meeting.slot else "(no time)"
+    def _when(self, meeting: Meeting, for_owner: bool) -> str:
+        """The owner's zone first for the owner, the guest's first for the guest."""
+        if meeting.slot is None:
+            return "(no time)"
+        view = self.desk.owner_when if for_owner else self.desk.guest_when
+        return view(meeting)
 
 
 def meeting_json(meetings: list[Meeting]) -> list[dict[str, Any]]:

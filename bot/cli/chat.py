@@ -3,7 +3,8 @@
 As the console owner by default, or with ``--user`` as another allowed person in their own
 chat. ``--attach`` sends a file with it (TEXT is then its caption, and optional), through the
 same path as a chat platform's files. ``--json`` prints only
-``{"reply", "route", "run_id", "model_calls"}``.
+``{"reply", "route", "run_id", "model_calls", "buttons"}``, ``buttons`` the reply's buttons as
+``[{"label", "data"}]`` (``data``: the opaque token a press sends back; ``[]`` for none).
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps({"reply": reply.text, "route": reply.route, "run_id": reply.run_id,
                           "model_calls": {"small": reply.model_calls.get("small", 0),
-                                          "big": reply.model_calls.get("big", 0)}},
+                                          "big": reply.model_calls.get("big", 0)},
+                          "buttons": [{"label": b.label, "data": b.token}
+                                      for b in reply.buttons]},
                          ensure_ascii=False))
         return 0
     print(reply.text)

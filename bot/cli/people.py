@@ -32,11 +32,14 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             print(f"Removed {args.id}: they are a stranger again (the settings' allowlists "
                   "still count).")
             return 0
-        everyone = people.all()
-        if not everyone:
+        everyone, zones = people.all(), people.zones()
+        if not everyone and not zones:
             print(NOBODY)
         for person in everyone:
-            print(list_line(person))
+            zone = zones.pop(f"{person.platform}:{person.user_id}", None)
+            print(list_line(person) + (f"  [time zone {one_name(zone)}]" if zone else ""))
+        for scope, zone in sorted(zones.items()):  # allowed by the settings: no pairing row
+            print(f"{one_name(scope):<30} time zone {one_name(zone)}")
         return 0
 
 

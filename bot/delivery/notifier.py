@@ -244,7 +244,9 @@ class OwnerNotifier:
         if chat := await self.outbox.owner_chat(platform):
             return chat
         owner = self.settings.owner_ids().get(platform)
-        return f"user:{owner}" if owner else "console"
+        if owner and platform == "telegram":  # a private chat's id is its user's id
+            return owner
+        return f"user:{owner}" if owner else "console"  # Discord opens the DM from it
 
     # -- the hourly limit -----------------------------------------------------------------
     async def _send_summary(self, scope: str, now: float) -> None:

@@ -18,6 +18,7 @@ from bot.calendar.owner import OwnerCalendar
 from bot.calendar.writer import BusyTime, CalendarWriter
 from bot.config.settings import Settings
 from bot.meetings.desk import MeetingDesk, TellOwner
+from bot.meetings.failures import MeetingWorkflow
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore
 from graphs import Graph
@@ -33,7 +34,7 @@ class Meetings:
     store: MeetingStore
     desk: MeetingDesk
     graph: Graph
-    flow: GraphWorkflow  # the graph as the runs know it (with its paging step limit)
+    flow: GraphWorkflow  # the graph as the runs know it (paging step limit; a failed run closes)
 
 
 def build(settings: Settings, db: Database, owner: OwnerCalendar, tell_owner: TellOwner,
@@ -49,6 +50,6 @@ def build(settings: Settings, db: Database, owner: OwnerCalendar, tell_owner: Te
                        clock=clock, sleep=sleep)
     graph = meeting.build(meeting.MeetingDeps(
         desk=desk, offer_expires=rules.hold_h * 3600, hold_expires=rules.hold_h * 3600))
-    flow = GraphWorkflow(graph, max_steps=4 * meeting.MAX_ROUNDS)  # offers page on
+    flow = MeetingWorkflow(graph, store, max_steps=4 * meeting.MAX_ROUNDS)  # offers page on
     runs.register(flow)
     return Meetings(store, desk, graph, flow)

@@ -25,12 +25,24 @@ from typing import Any, Protocol
 from bot.calendar.writer import Busy, BusyTime, CalendarUnavailable, CalendarWriter
 from bot.config.text import one_line, shown
 from bot.meetings.event import event_file, event_ics, uid_for
+from bot.meetings.first_read import first_read
 from bot.meetings.slots import MeetingRules, Slot, free_slots, why_not
 from bot.meetings.store import Meeting, MeetingStore
+from bot.meetings.zones import (
+    ASK,
+    GuestZones,
+    button_label,
+    format_for_guest,
+    format_for_owner,
+    zone_key,
+)
 from bot.messages import OutgoingFile
 
 log = logging.getLogger(__name__)
 RETRY_DELAYS = (5.0, 15.0, 45.0, 120.0)  # seconds between tries of an unreachable calendar
+FIRST_READ_S = 10.0  # how long an offer waits for the calendar's first read at start
+BEING_READ = ("I can't offer times just yet: the owner's calendar is still being read. "
+              "Please ask again in a minute.")
 NEARBY = timedelta(hours=1)
 
 
@@ -83,6 +95,9 @@ class MeetingDesk:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     retry_delays: Sequence[float] = RETRY_DELAYS
     summary: str = "Meeting with {name}: {topic}"
+    first_read_s: float = FIRST_READ_S
+    poll: Callable[[float], Awaitable[None]] = asyncio.sleep  # the first read's polling pace
+    zones: GuestZones | None = None  # each guest's time zone (``bot.chat.timezones``)
 
     @property
     def zone_name(self) -> str:
@@ -101,6 +116,10 @@ class MeetingDesk:
         except CalendarUnavailable as exc:
             log.warning("calendar unavailable for meetings: %s", exc)
             return None
+
+    async def calendar_read(self) -> bool:
+        """Wait (up to ``first_read_s``) for the calendar's first read (``first_read``)."""
+        return await first_read(self.busy_time, self.now, self.first_read_s, self.poll)
 
     # -- the workflow's questions ----------------------------------------------------------
     def open(self, meeting_id: str, run_id: str, request: dict[str, Any]) -> str | None:
@@ -129,8 +148,10 @@ class MeetingDesk:
                            minutes=max(5, min(minutes, 8 * 60)),
                            earliest=parse_moment(request.get("earliest"), self.rules),
                            latest=parse_moment(request.get("latest"), self.rules))
+        zone = self.guest_zone(str((request.get("sender") or {}).get("scope") or ""))
         return [{"start": s.start.isoformat(), "end": s.end.isoformat(),
-                 "label": label(s, self.rules.zone), "offered_at": now.isoformat()}
+                 "label": button_label(s.start, zone or self.rules.zone),
+                 "offered_at": now.isoformat()}
                 for s in slots]
 
     def offer_text(self, request: dict[str, Any], slots: list[dict[str, str]],
@@ -138,10 +159,18 @@ class MeetingDesk:
         topic = one_line(str(request.get("topic") or ""), 300)
         about = f" about “{shown(topic, 'markdown')}”" if topic else ""
         lead = f"{note}\n\n" if note else ""
+        if not slots and self._busy(self.now(), self.now() + timedelta(minutes=1)) is None:
+            return f"{lead}{BEING_READ}"  # never "no free time" for times it cannot check
         if not slots:
             return (f"{lead}I found no free time for a meeting{about} in the next "
                     f"{self.rules.days} days. Please ask again later.")
-        return (f"{lead}Free times for a meeting{about} (times in {self.zone_name}). "
+        sender = request.get("sender") or {}
+        zone = self.guest_zone(str(sender.get("scope") or ""))
+        if zone is None and not sender.get("is_owner") and self.zones is not None \
+                and self.zones.ask_once(str(sender.get("scope") or "")):
+            lead = f"{lead}{ASK}? Tell me, and I'll show times in yours.\n\n"
+        in_zone = f"your time, {zone_key(zone)}" if zone else f"times in {self.zone_name}"
+        return (f"{lead}Free times for a meeting{about} ({in_zone}). "
                 "Pick one; the owner confirms it:")
 
     def hold(self, meeting_id: str, slot: dict[str, str]) -> str | None:
@@ -161,7 +190,7 @@ class MeetingDesk:
 
     def held_text(self, meeting_id: str) -> str:
         meeting = self._meeting(meeting_id)
-        return (f"Held for you: {self._when(meeting)}. I've asked the owner to confirm and "
+        return (f"Held for you: {self.guest_when(meeting)}. I've asked the owner to confirm and "
                 "will tell you here.")
 
     def approval_text(self, meeting_id: str) -> str:
@@ -171,7 +200,7 @@ class MeetingDesk:
         near = self._nearby(slot) if slot else []
         lines = [f"Meeting request from {shown(one_line(meeting.guest_name, 64), 'markdown')} "
                  f"({meeting.platform} id {shown(platform_id, 'markdown')})",
-                 f"When: {self._when(meeting)}",
+                 f"When: {self.owner_when(meeting)}",
                  f"Topic: “{shown(meeting.topic, 'markdown')}”" if meeting.topic
                  else "Topic: (none given)",
                  "Nearby: " + "; ".join(near) if near else "Nearby: nothing within an hour.",
@@ -200,7 +229,7 @@ class MeetingDesk:
                 return await self._conflict(meeting, why)
             self.store.set_status(meeting_id, "booked", uid=uid)
             await self.tell_owner(meeting.platform, f"meeting-ics:{meeting_id}",
-                                  f"Approved: {self._when(meeting)}. No CalDAV calendar is "
+                                  f"Approved: {self.owner_when(meeting)}. No CalDAV calendar is "
                                   "set, so please add the attached event to your calendar "
                                   "(open the file, or import it).",
                                   event_file(meeting, ics, self.rules.zone))
@@ -215,14 +244,14 @@ class MeetingDesk:
                     break
                 if attempt == 0:
                     await self.tell_owner(meeting.platform, f"meeting-pending:{meeting_id}",
-                                          f"Approved {self._when(meeting)}, but your calendar "
+                                          f"Approved {self.owner_when(meeting)}, but your calendar "
                                           f"cannot be reached ({one_line(str(exc))}). I'm "
                                           "trying again and will tell you.")
                 await self.sleep(delays[attempt])
         self.store.set_status(meeting_id, "expired", note="the calendar could not be reached",
                               only_from=("held",))
         await self.tell_owner(meeting.platform, f"meeting-gave-up:{meeting_id}",
-                              f"I gave up booking {self._when(meeting)}: your calendar could "
+                              f"I gave up booking {self.owner_when(meeting)}: your calendar could "
                               f"not be reached after {len(delays) + 1} tries. Nothing was "
                               "written; the guest was told.")
         return {"outcome": "gave_up",
@@ -241,7 +270,7 @@ class MeetingDesk:
         self.store.set_status(meeting.id, "booked", uid=uid)
         booked = self._meeting(meeting.id)
         await self.tell_owner(meeting.platform, f"meeting-booked:{meeting.id}",
-                              f"Booked: {self._when(booked)} with "
+                              f"Booked: {self.owner_when(booked)} with "
                               f"{shown(one_line(booked.guest_name, 64), 'markdown')} "
                               f"(UID {uid}).")
         return self._booked(booked, uid, ics)
@@ -258,7 +287,7 @@ class MeetingDesk:
     async def _conflict(self, meeting: Meeting, why: str) -> dict[str, Any]:
         self.store.set_status(meeting.id, "conflict", note=why, only_from=("held",))
         await self.tell_owner(meeting.platform, f"meeting-conflict:{meeting.id}",
-                              f"Not booked: {self._when(meeting)} — {why}. Nothing was "
+                              f"Not booked: {self.owner_when(meeting)} — {why}. Nothing was "
                               "written; the guest is offered new times.")
         return {"outcome": "conflict",
                 "reply": f"Sorry, {why} by the time it was confirmed. Here are other times."}
@@ -268,7 +297,7 @@ class MeetingDesk:
         a replay after the record builds them again, with the same UID and times)."""
         ics = ics or event_ics(meeting, uid, self.summary, self.clock())
         return {"outcome": "booked", "uid": uid,
-                "reply": f"Booked: {self._when(meeting)}. See you then!",
+                "reply": f"Booked: {self.guest_when(meeting)}. See you then!",
                 "file": event_file(meeting, ics, self.rules.zone).to_json()}
 
     # -- helpers ----------------------------------------------------------------------------
@@ -278,8 +307,24 @@ class MeetingDesk:
             raise KeyError(f"no meeting request {meeting_id!r}")
         return meeting
 
-    def _when(self, meeting: Meeting) -> str:
-        return when(meeting.slot, self.rules.zone) if meeting.slot else "(no time yet)"
+    def guest_zone(self, scope: str) -> tzinfo | None:
+        """The guest's time zone when known (never the owner's own: that is the rules')."""
+        return self.zones.zone_of(scope) if self.zones is not None and scope != "owner" \
+            else None
+
+    def owner_when(self, meeting: Meeting) -> str:
+        """The owner's view: their zone, the guest's beside it when it differs."""
+        if meeting.slot is None:
+            return "(no time yet)"
+        return format_for_owner(meeting.slot.start, meeting.slot.end, self.rules.zone,
+                                self.guest_zone(meeting.guest))
+
+    def guest_when(self, meeting: Meeting) -> str:
+        """The guest's view: their time first, the owner's beside it when it differs."""
+        if meeting.slot is None:
+            return "(no time yet)"
+        return format_for_guest(meeting.slot.start, meeting.slot.end,
+                                self.guest_zone(meeting.guest), self.rules.zone)
 
     def _nearby(self, slot: Slot) -> list[str]:
         """Busy stretches within an hour of the slot, as times only."""

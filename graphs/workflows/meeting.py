@@ -46,6 +46,10 @@ class MeetingDesk(Protocol):
         """Record the request; a sentence instead when the guest has one open already."""
         ...
 
+    async def calendar_read(self) -> bool:
+        """Wait a while for the calendar's first read (at start); False if still unread."""
+        ...
+
     def offer(self, meeting_id: str, request: dict[str, Any],
               after: str | None) -> list[dict[str, str]]:
         """The next free slots after ``after`` (ISO), each ``{"start", "end", "label"}``."""
@@ -103,6 +107,7 @@ def offer(deps: MeetingDeps) -> Step:
         after = None
         if state.get("choice") == NONE_OF_THESE and state.get("slots"):
             after = state["slots"][-1]["start"]
+        await deps.desk.calendar_read()  # at start: the offer waits for the first read
         slots = deps.desk.offer(meeting_id, request_of(state), after)
         note = str(state.get("note") or "")
         return {"meeting_id": meeting_id, "slots": slots, "choice": None, "note": "",

@@ -33,7 +33,7 @@ def test_chat_attach_json_sends_a_file_and_its_caption(tmp_path: Path) -> None:
                      "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert list(result) == ["reply", "route", "run_id", "model_calls"]
+    assert list(result) == ["reply", "route", "run_id", "model_calls", "buttons"]
     assert result["route"] == "full_agent"
     assert "Flight OS 123 boards at 07:40, gate C4" in result["reply"]
     recalled = json.loads(frontdesk(tmp_path / "home", "chat", "when does flight OS 123 board?",

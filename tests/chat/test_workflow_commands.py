@@ -23,7 +23,8 @@ def test_the_menus_and_help_list_every_workflow_command() -> None:
         assert (command.name in COMMANDS_WITH_ARGUMENT) == bool(command.argument)
     assert WORKFLOW_COMMANDS["draft"].usage == "/draft BRIEF"
     assert HELP_TEXT.endswith(
-        "Commands: /help, /notes, /forget ID, /cancel, /reminders, /meetings, /meet [TOPIC], "
+        "Commands: /help, /notes, /forget ID, /cancel, /reminders, /meetings, "
+        "/timezone [ZONE], /meet [TOPIC], "
         "/model [NAME|reset], "
         "/draft BRIEF and /brief (owner only).")
 

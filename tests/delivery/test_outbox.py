@@ -46,12 +46,13 @@ async def test_a_notice_before_any_adapter_waits_and_leaves_at_attach(home: Path
     services = services_in(home)
     await services.delivery.notifier.notify(guest("m1"), "the boiler is leaking")
     [waiting] = services.delivery.parts.unsent("telegram")
-    assert (waiting.chat_id, waiting.text) == (f"user:{OWNER}", NOTICE)  # no adapter to ask
+    # no adapter to ask: Telegram's private chat with the owner has the owner's id
+    assert (waiting.chat_id, waiting.text) == (OWNER, NOTICE)
     gateway = services.chat.gateway
     assert gateway.outbox is services.delivery.notifier.outbox
     adapter = RecordingAdapter()
     await gateway.attach(adapter)
-    assert adapter.sent == [(f"user:{OWNER}", NOTICE)]
+    assert adapter.sent == [(OWNER, NOTICE)]
     assert services.delivery.parts.unsent("telegram") == []
 
 

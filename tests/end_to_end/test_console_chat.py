@@ -31,7 +31,7 @@ def chat_json(home: Path, text: str, *args: str, **env: str) -> dict[str, Any]:
     lines = done.stdout.splitlines()
     assert len(lines) == 1, done.stdout
     result: dict[str, Any] = json.loads(lines[0])
-    assert list(result) == ["reply", "route", "run_id", "model_calls"]
+    assert list(result) == ["reply", "route", "run_id", "model_calls", "buttons"]
     assert set(result["model_calls"]) == {"small", "big"}
     assert all(type(n) is int for n in result["model_calls"].values())
     assert isinstance(result["reply"], str) and result["reply"]
@@ -112,3 +112,13 @@ def test_graph_triage_mermaid(tmp_path: Path) -> None:
         assert edge in lines
     unknown = frontdesk(tmp_path, "graph", "nope", "--mermaid")
     assert unknown.returncode == 2 and "triage" in unknown.stderr
+
+
+def test_a_reply_with_buttons_lists_them(tmp_path: Path) -> None:
+    offer = chat_json(tmp_path, "/meet budget", FRONTDESK_MEETING_HOURS="Mon-Sun 08:00-20:00",
+                      FRONTDESK_MEETING_NOTICE="1")
+    labels = [button["label"] for button in offer["buttons"]]
+    assert len(labels) == 4 and labels[-1] == "None of these", offer
+    assert all(button["data"] and set(button) == {"label", "data"}
+               for button in offer["buttons"])
+    assert chat_json(tmp_path, "hi there!")["buttons"] == []

@@ -84,3 +84,21 @@ def test_a_guest_books_on_telegram_and_the_event_is_on_radicale_once(
     assert str(sent["UID"]) == uid and sent.decoded("DTSTART") == on_server.decoded("DTSTART")
     assert not any(m.document for m in telegram.messages_to(OWNER))  # CalDAV: no file to add
     assert radicale.password not in bot.log()
+
+
+def test_a_meet_owed_from_downtime_is_offered_times_once_the_calendar_is_read(
+        telegram: FakeTelegramServer, radicale: RadicaleServer, tmp_path: Path) -> None:
+    url = radicale.new_calendar()
+    radicale.put_event(url, OWN_EVENT)
+    telegram.push_message(GUEST, GUEST, "/meet budget")  # sent while the bot was down
+    bot = FrontdeskProcess(telegram, tmp_path, env={
+        "FRONTDESK_MEETING_HOURS": "Mon-Sun 08:00-20:00", "FRONTDESK_CALDAV_URL": url,
+        "FRONTDESK_CALDAV_USERNAME": radicale.username,
+        "FRONTDESK_CALDAV_PASSWORD": radicale.password})
+    bot.start()
+    try:
+        offer = bot.replies(GUEST, 1)[-1]
+    finally:
+        bot.stop()
+    assert "no free time" not in offer.text, offer.text
+    assert list(tokens(offer))[-1] == "None of these" and len(tokens(offer)) == 4

@@ -30,7 +30,7 @@ from bot.models import Models
 from tests.meetings.conftest import ALWAYS_OPEN, ButtonAdapter, instant
 from tests.meetings.fake_calendar import FolderCalendar
 from tests.support.crashing import log_ran, say_ready
-from tests.support.harness import GUEST, OWNER, OWNER_CHAT, PurposeModel, make_settings
+from tests.support.harness import GUEST, OWNER, PurposeModel, make_settings
 
 
 def hang(folder: Path) -> None:
@@ -72,6 +72,10 @@ class LoggingAdapter(ButtonAdapter):
         log_ran(self.folder, f"{chat_id}|file|{file.name}")
         return await super().send_file(chat_id, file, caption, buttons, key=key)
 
+    async def owner_chat(self) -> str:
+        """As on Telegram: the owner's private chat has the owner's user id."""
+        return OWNER
+
 
 async def main(folder: Path, mode: str, token: str) -> None:
     calendar = CrashingCalendar(folder, mode)
@@ -98,7 +102,7 @@ async def main(folder: Path, mode: str, token: str) -> None:
                                                      "/meet the budget", "Bob"))
         assert offer is not None and offer.buttons, offer
         await gateway.press("telegram", GUEST, offer.buttons[0].token)
-        approve = next(b for b in adapter.last_buttons(OWNER_CHAT) if b.label == "Approve")
+        approve = next(b for b in adapter.last_buttons(OWNER) if b.label == "Approve")
         print(json.dumps({"token": approve.token}))
     elif mode in ("before", "during", "after"):
         await gateway.press("telegram", OWNER, token, "query-1")

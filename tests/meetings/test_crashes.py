@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.crashing import finish, kill_when_ready, ran, start_worker
-from tests.support.harness import GUEST
+from tests.support.harness import GUEST, OWNER
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 
@@ -29,3 +29,8 @@ def test_a_crash_at_book_leaves_one_event_and_one_booked_message(tmp_path: Path,
     files = [line for line in ran(tmp_path) if line.startswith(f"{GUEST}|file|meeting-")]
     assert len(files) == 1 and ran(tmp_path)[files[0]] == 1, ran(tmp_path)
     assert ran(tmp_path)["created"] == 1  # the calendar made the event once, in all
+    # The owner's "Booked" reached the owner's own chat once, whichever process sent it
+    # (a restart queues it before the adapter runs: never to a scope like "user:100").
+    owner = {line: n for line, n in ran(tmp_path).items() if "|Booked:" in line
+             and not line.startswith(f"{GUEST}|")}
+    assert list(owner.values()) == [1] and next(iter(owner)).startswith(f"{OWNER}|"), owner

@@ -212,13 +212,24 @@ async def test_without_caldav_the_owner_gets_the_event_to_add_by_hand(
     assert desk.to(GUEST)[-1].startswith("Booked:")  # the file's caption
 
 
-async def test_a_calendar_never_read_offers_no_times_and_fails_nothing(
+async def test_a_calendar_never_read_says_it_is_being_read_never_no_free_time(
         make_desk: DeskFactory) -> None:
     desk = await make_desk(busy=NeverRead())
+    desk.app.meetings.desk.first_read_s = 0.3  # the wait for a first read, shortened
     offer = await desk.send("/meet the budget")
     assert offer.route != "failed"
-    assert "no free time" in offer.text and "ask again later" in offer.text
+    assert "still being read" in offer.text and "no free time" not in offer.text, offer.text
     assert [b.label for b in offer.buttons] in ([], ["None of these"])
+    again = await desk.send("/meet the budget")
+    assert "open already" not in again.text  # the request was closed: ask again at once
+
+
+async def test_a_meet_while_the_calendar_is_first_read_waits_for_the_read(
+        make_desk: DeskFactory) -> None:
+    desk = await make_desk(busy=ReadOnThirdLook())
+    offer = await desk.send("/meet the budget")
+    labels = [b.label for b in offer.buttons]
+    assert len(labels) == 4 and labels[-1] == "None of these", offer.text
 
 
 class NeverRead:
@@ -226,6 +237,19 @@ class NeverRead:
 
     def busy(self, start: datetime, end: datetime) -> list[Busy]:
         raise CalendarUnavailable("never read")
+
+
+class ReadOnThirdLook:
+    """A calendar copy whose first read (at start) finishes while an offer waits for it."""
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def busy(self, start: datetime, end: datetime) -> list[Busy]:
+        self.looks += 1
+        if self.looks < 3:
+            raise CalendarUnavailable("not read yet")
+        return []
 
 
 def only_event(ics: bytes) -> icalendar.Event:
