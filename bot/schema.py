@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bot.access import people
 from bot.delivery import files, ledger, notifier, shown
+from bot.meetings import extras as meeting_extras
 from bot.meetings import store as meetings
 from bot.models import choices, costs
 from bot.reminders import store as reminders
@@ -45,6 +46,7 @@ MIGRATIONS: list[Migration] = [
     *choices.MIGRATIONS,  # each chat's /model choice
     *reminders.MIGRATIONS,  # reminders and their repeats
     *meetings.MIGRATIONS,  # meeting requests and bookings
+    *meeting_extras.MIGRATIONS,  # a booked event's sequence and link; reschedules
 ]
 
 

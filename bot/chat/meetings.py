@@ -24,6 +24,7 @@ from bot.config.text import one_line, shown
 from bot.delivery.buttons import Buttons, ButtonTarget
 from bot.delivery.outbox import Outbox
 from bot.meetings.desk import MeetingDesk, upcoming, when
+from bot.meetings.invitation import CANCEL as CANCEL_METHOD
 from bot.meetings.store import Meeting, MeetingStore
 from bot.messages import PressResult, Reply
 from bot.tools.registry import Caller
@@ -138,12 +139,22 @@ class MeetingChat:
                               only_from=("booked",))
         what = self._when(meeting)
         by_hand = "" if writer is not None else " Please remove it from your calendar by hand."
+        care = self.desk.aftercare
+        withdrawn = None  # the guest's calendar gets METHOD:CANCEL for the same UID
+        if care is not None and meeting.uid:
+            care.forget(meeting.uid)
+            withdrawn = care.invitation(meeting, meeting.uid, CANCEL_METHOD)
         if by_owner and meeting.guest != "owner":
             await self.outbox.deliver(meeting.platform, meeting.chat_id,
                                       f"meeting-cancelled:{meeting.id}",
                                       f"The owner cancelled the meeting on {what}. Sorry! "
-                                      "Ask for a new time with /meet.")
+                                      "Ask for a new time with /meet.", file=withdrawn)
         else:
+            if withdrawn is not None and meeting.guest != "owner" and not moved:
+                await self.outbox.deliver(meeting.platform, meeting.chat_id,
+                                          f"meeting-cancelled-ics:{meeting.id}",
+                                          f"Cancelled: {what}. The attached file removes it "
+                                          "from your calendar.", file=withdrawn)
             name = shown(one_line(meeting.guest_name, 64), "markdown")
             why = " to move it: new times are offered" if moved else ""
             await self.desk.tell_owner(meeting.platform, f"meeting-cancelled:{meeting.id}",

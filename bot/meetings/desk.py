@@ -24,7 +24,10 @@ from typing import Any, Protocol
 
 from bot.calendar.writer import Busy, BusyTime, CalendarUnavailable, CalendarWriter
 from bot.config.text import one_line, shown
+from bot.meetings.aftercare import Aftercare
 from bot.meetings.event import event_file, event_ics, uid_for
+from bot.meetings.invitation import stored_event
+from bot.meetings.moving import book_move
 from bot.meetings.slots import MeetingRules, Slot, free_slots, why_not
 from bot.meetings.store import Meeting, MeetingStore
 from bot.messages import OutgoingFile
@@ -83,6 +86,7 @@ class MeetingDesk:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     retry_delays: Sequence[float] = RETRY_DELAYS
     summary: str = "Meeting with {name}: {topic}"
+    aftercare: Aftercare | None = None  # the invitation, link, reminders and reschedules
 
     @property
     def zone_name(self) -> str:
@@ -112,6 +116,10 @@ class MeetingDesk:
                     "or wait for the owner's answer. One request at a time.")
         self.store.offered(meeting_id, run_id, sender, one_line(str(request["topic"] or ""),
                                                                 300))
+        if self.aftercare and meeting_id != run_id and (moved := self.aftercare.extras.moves(
+                run_id)):  # a reschedule's new request after a conflict moves the same one
+            self.aftercare.extras.moving(meeting_id, moved,
+                                         self.aftercare.extras.moved_by_owner(run_id))
         return None
 
     def offer(self, meeting_id: str, request: dict[str, Any],
@@ -180,10 +188,26 @@ class MeetingDesk:
 
     def close(self, meeting_id: str, status: str) -> str:
         self.store.set_status(meeting_id, status, only_from=("offered", "held"))
+        if self.aftercare and (old := self.moved_from(meeting_id)):
+            return f"The time is not changed: your meeting stays on {self._when(old)}."
         if status == "declined":
             return ("Sorry, the owner can't make that time. You're welcome to ask for "
                     "another one with /meet.")
         return "Your meeting request has expired, so the time is free again. Ask again any time."
+
+    def moved_from(self, meeting_id: str) -> Meeting | None:
+        """The booking a reschedule request moves, if it is one."""
+        moved = self.aftercare.extras.moves(meeting_id) if self.aftercare else None
+        return self.store.get(moved) if moved else None
+
+    async def closed(self, meeting_id: str, status: str) -> None:
+        """After ``close``: a reschedule declined or expired tells the owner the old time
+        stays (the guest's sentence is ``close``'s)."""
+        if (old := self.moved_from(meeting_id)) is not None:
+            await self.tell_owner(old.platform, f"meeting-move-{status}:{meeting_id}",
+                                  f"The reschedule of the meeting with "
+                                  f"{shown(one_line(old.guest_name, 64), 'markdown')} was "
+                                  f"{status}: it stays on {self._when(old)}.")
 
     # -- Book: exactly one event -----------------------------------------------------------
     async def book(self, meeting_id: str) -> dict[str, Any]:
@@ -191,9 +215,12 @@ class MeetingDesk:
         slot, uid = meeting.slot, uid_for(meeting_id)
         if slot is None:
             raise ValueError(f"meeting {meeting_id} has no slot to book")
-        if meeting.status == "booked":  # a replay after the record: tell, do not write
+        moved = self.aftercare.extras.moves(meeting_id) if self.aftercare else None
+        if moved and self.aftercare and self.writer is None:
+            return await book_move(self, self.aftercare, meeting, moved)
+        if meeting.status == "booked" and not moved:  # a replay after the record: tell only
             return self._booked(meeting, uid)
-        ics = event_ics(meeting, uid, self.summary, self.clock())
+        ics = self._event_bytes(meeting, uid)
         if self.writer is None:
             # the owner approved; a calendar unread just now adds no busy time here
             if why := self._rule_broken(meeting, self._busy(slot.start, slot.end) or []):
@@ -208,6 +235,8 @@ class MeetingDesk:
         delays = list(self.retry_delays)
         for attempt in range(len(delays) + 1):
             try:
+                if moved and self.aftercare:
+                    return await book_move(self, self.aftercare, meeting, moved)
                 return await self._write(meeting, uid, ics)
             except CalendarUnavailable as exc:
                 log.warning("meeting %s: the calendar is unavailable (%s)", meeting_id, exc)
@@ -243,7 +272,7 @@ class MeetingDesk:
         await self.tell_owner(meeting.platform, f"meeting-booked:{meeting.id}",
                               f"Booked: {self._when(booked)} with "
                               f"{shown(one_line(booked.guest_name, 64), 'markdown')} "
-                              f"(UID {uid}).")
+                              f"(UID {uid}).{self._join(uid)}")
         return self._booked(booked, uid, ics)
 
     def _rule_broken(self, meeting: Meeting, busy: list[Busy]) -> str | None:
@@ -266,10 +295,22 @@ class MeetingDesk:
     def _booked(self, meeting: Meeting, uid: str, ics: bytes | None = None) -> dict[str, Any]:
         """The guest's answer, with the event's ``.ics`` (the same bytes the calendar got;
         a replay after the record builds them again, with the same UID and times)."""
+        if self.aftercare is not None:  # an iTIP invitation, the link, the reminders
+            self.aftercare.remind(meeting, uid)
+            return {"outcome": "booked", "uid": uid,
+                    "reply": f"Booked: {self._when(meeting)}. See you then!"
+                             f"{self.aftercare.join_line(uid)}",
+                    "file": self.aftercare.invitation(meeting, uid).to_json()}
         ics = ics or event_ics(meeting, uid, self.summary, self.clock())
         return {"outcome": "booked", "uid": uid,
                 "reply": f"Booked: {self._when(meeting)}. See you then!",
                 "file": event_file(meeting, ics, self.rules.zone).to_json()}
+
+    def _event_bytes(self, meeting: Meeting, uid: str) -> bytes:
+        """The event the calendar stores (and the owner's file to add by hand)."""
+        if self.aftercare is None:
+            return event_ics(meeting, uid, self.summary, self.clock())
+        return stored_event(meeting, self.aftercare.parts(uid), self.clock())
 
     # -- helpers ----------------------------------------------------------------------------
     def _meeting(self, meeting_id: str) -> Meeting:
@@ -280,6 +321,14 @@ class MeetingDesk:
 
     def _when(self, meeting: Meeting) -> str:
         return when(meeting.slot, self.rules.zone) if meeting.slot else "(no time yet)"
+
+    when_of = _when
+
+    def _join(self, uid: str) -> str:
+        return self.aftercare.join_line(uid) if self.aftercare else ""
+
+    async def conflict(self, meeting: Meeting, why: str) -> dict[str, Any]:
+        return await self._conflict(meeting, why)
 
     def _nearby(self, slot: Slot) -> list[str]:
         """Busy stretches within an hour of the slot, as times only."""
