@@ -81,7 +81,8 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     runner = ChatRunner(flows.runs, flows.store, delivery.run_chats, delivery.inbox)
     meeting_chat = MeetingChat(store=meetings.store, desk=meetings.desk,
                                buttons=delivery.buttons, outbox=delivery.outbox,
-                               runner=runner, access=admission.access, clock=clock)
+                               runner=runner, access=admission.access, clock=clock,
+                               owner_place=delivery.notifier.owner_place)
     if "propose_meeting" not in tools.registry.names():
         tools.registry.register(meeting_tool(meeting_chat.propose))
         tools.registry.register(move_tool(meeting_chat.move))

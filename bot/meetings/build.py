@@ -18,7 +18,8 @@ from bot.calendar.owner import OwnerCalendar
 from bot.calendar.writer import BusyTime, CalendarWriter
 from bot.config.settings import Settings
 from bot.meetings.aftercare import Aftercare, ReminderBook, TellGuest
-from bot.meetings.desk import MeetingDesk, TellOwner
+from bot.meetings.desk import MeetingDesk
+from bot.meetings.desk_parts import TellOwner
 from bot.meetings.extras import MeetingExtras
 from bot.meetings.slots import MeetingRules
 from bot.meetings.store import MeetingStore

@@ -20,28 +20,23 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any, Protocol
+from typing import Any
 
 from bot.calendar.writer import Busy, BusyTime, CalendarUnavailable, CalendarWriter
 from bot.config.text import one_line, shown
 from bot.meetings.aftercare import Aftercare
+from bot.meetings.desk_parts import TellOwner
 from bot.meetings.event import event_file, event_ics, uid_for
 from bot.meetings.invitation import stored_event
 from bot.meetings.moving import book_move
 from bot.meetings.slots import MeetingRules, Slot, free_slots, why_not
 from bot.meetings.store import Meeting, MeetingStore
-from bot.messages import OutgoingFile
 
 log = logging.getLogger(__name__)
 RETRY_DELAYS = (5.0, 15.0, 45.0, 120.0)  # seconds between tries of an unreachable calendar
 NEARBY = timedelta(hours=1)
 
 
-class TellOwner(Protocol):
-    """A notice to the owner, once per outbox key, on the platform the request came from."""
-
-    async def __call__(self, origin: str, key: str, text: str,
-                      file: OutgoingFile | None = None) -> None: ...
 
 
 def zone_name(zone: tzinfo) -> str:

@@ -11,18 +11,36 @@ notice goes out once per outbox key.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
-from bot.calendar.writer import Busy
+from bot.calendar.writer import Busy, BusyTime, CalendarWriter
 from bot.config.text import one_line, shown
 from bot.meetings.aftercare import Aftercare, guest_time
+from bot.meetings.desk_parts import TellOwner
 from bot.meetings.invitation import stored_event
-from bot.meetings.slots import why_not
-from bot.meetings.store import Meeting
+from bot.meetings.slots import MeetingRules, why_not
+from bot.meetings.store import Meeting, MeetingStore
 
-if TYPE_CHECKING:
-    from bot.meetings.desk import MeetingDesk
+
+class MeetingDesk(Protocol):
+    """What a move uses of ``bot.meetings.desk.MeetingDesk``."""
+
+    store: MeetingStore
+    rules: MeetingRules
+    busy_time: BusyTime
+    writer: CalendarWriter | None
+    tell_owner: TellOwner
+
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+    def now(self) -> datetime: ...
+
+    def when_of(self, meeting: Meeting) -> str: ...
+
+    async def conflict(self, meeting: Meeting, why: str) -> dict[str, Any]: ...
 
 log = logging.getLogger(__name__)
 
