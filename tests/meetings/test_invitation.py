@@ -104,3 +104,17 @@ def test_a_bad_remind_setting_names_the_variable(tmp_path: Path) -> None:
 def test_jitsi_rooms_carry_at_least_80_random_bits() -> None:
     rooms = {new_link("jitsi", "u").rsplit("-", 1)[-1] for _ in range(50)}
     assert len(rooms) == 50 and all(len(room) * 4 >= 80 for room in rooms)
+
+
+async def test_meetings_json_has_the_link_sequence_and_reminders(make_desk: DeskFactory) -> None:
+    from bot.cli.meetings import with_extras
+    from bot.meetings.extras import MeetingExtras
+    from bot.reminders.store import Reminders
+
+    desk = await make_desk(FRONTDESK_MEETING_LINK="jitsi")
+    await book(desk)
+    [meeting] = desk.app.meetings.store.listing()
+    row = with_extras(meeting, MeetingExtras(desk.app.db), Reminders(desk.app.db))
+    assert row["link"].startswith("https://meet.jit.si/") and row["sequence"] == 0
+    assert row["reminders"] == ["15m"] and row["guest_zone"] is None
+    assert row["uid"] == meeting.uid
