@@ -136,10 +136,11 @@ def assemble(settings: Settings, *, models: Models | None = None,
     tools = build_tools(settings, memory, owner.calendar, delivery.notifier.notify)
     flows = build_flows(settings, db, chat_models, tools.registry, memory, owner,
                         delivery.notifier.notify)
+    reminders = build_reminders(settings, db, tools.registry, owner)
     meetings = build_meetings(settings, db, owner, delivery.tell_owner, flows.runs,
                               clock=clock, sleep=sleep, writer=meeting_writer,
-                              busy=meeting_busy)
-    reminders = build_reminders(settings, db, tools.registry, owner)
+                              busy=meeting_busy, reminders=reminders.store,
+                              tell_guest=delivery.outbox.deliver_with)
     chat = build_chat(settings, memory, delivery, admission, chat_models, tools, flows,
                       meetings, reminders, owner, clock=clock)
     timer = build_timer(settings, reminders, flows.runs, chat_models.big, tools.registry,

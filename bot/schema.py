@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bot.access import people
 from bot.delivery import files, ledger, notifier, shown
+from bot.meetings import extras as meeting_extras
 from bot.meetings import store as meetings
 from bot.models import choices, costs
 from bot.reminders import store as reminders
@@ -46,6 +47,7 @@ MIGRATIONS: list[Migration] = [
     *reminders.MIGRATIONS,  # reminders and their repeats
     *meetings.MIGRATIONS,  # meeting requests and bookings
     *vacuum.MIGRATIONS,  # the file set up to give freed pages back (bot.retention)
+    *meeting_extras.MIGRATIONS,  # a booked event's sequence and link; reschedules
 ]
 
 

@@ -123,6 +123,20 @@ class CalDavServer:
                 return False
             return True
 
+    def update(self, uid: str, ics: bytes) -> bool:
+        """Replace the event with this UID where it is (same resource, a reschedule);
+        False when it is not there."""
+        from caldav.lib import error
+
+        with self._lock, translated(self.config):
+            try:
+                event = self._connect().get_event_by_uid(uid)
+            except error.NotFoundError:
+                return False
+            event.data = ics.decode("utf-8")
+            event.save(no_create=True, increase_seqno=False)
+            return True
+
     def cancel(self, uid: str) -> bool:
         """Delete the event with this UID; False when it was already gone."""
         from caldav.lib import error

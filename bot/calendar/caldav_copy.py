@@ -263,6 +263,12 @@ class MergedEvents(EventSource):
     async def exists(self, uid: str) -> bool:
         return await asyncio.to_thread(self.caldav.server.exists, uid)
 
+    async def update(self, uid: str, ics: bytes) -> bool:
+        """Move the event in place (its SEQUENCE raised); the copy then shows the new time."""
+        updated = await asyncio.to_thread(self.caldav.server.update, uid, ics)
+        await self.caldav.refresh()
+        return updated
+
     async def cancel(self, uid: str) -> bool:
         """Delete the event; the copy then no longer shows it."""
         cancelled = await asyncio.to_thread(self.caldav.server.cancel, uid)

@@ -53,6 +53,11 @@ class CalendarWriter(BusyTime, Protocol):
         """Whether an event with this UID is on the calendar (looked up before any retry)."""
         ...
 
+    async def update(self, uid: str, ics: bytes) -> bool:
+        """Replace the event with this UID in place (a reschedule: same UID, higher
+        SEQUENCE); False when it is not there. Raises CalendarUnavailable."""
+        ...
+
     async def cancel(self, uid: str) -> bool:
         """Delete the event with this UID; True if it was there, False if already gone."""
         ...

@@ -81,9 +81,12 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     locks = ChatLocks()  # one thing at a time per chat: a message, a press
     runner = ChatRunner(flows.runs, flows.store, delivery.run_chats, delivery.inbox)
     meetings.desk.zones = PersonZones(admission.people)  # each guest's zone, for their times
+    if meetings.desk.aftercare is not None:  # the reminders' times too
+        meetings.desk.aftercare.zones = meetings.desk.zones
     meeting_chat = MeetingChat(store=meetings.store, desk=meetings.desk,
                                buttons=delivery.buttons, outbox=delivery.outbox,
-                               runner=runner, access=admission.access, clock=clock)
+                               runner=runner, access=admission.access, clock=clock,
+                               owner_place=delivery.notifier.owner_place)
     if "propose_meeting" not in tools.registry.names():
         tools.registry.register(meeting_tool(meeting_chat.propose))
         tools.registry.register(move_tool(meeting_chat.move))

@@ -14,23 +14,27 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.access.allowlist import Access
 from bot.calendar.writer import CalendarUnavailable
 from bot.chat.chat_runs import ChatRunner
+from bot.chat.meeting_moves import start_move
 from bot.config.text import one_line, shown
 from bot.delivery.buttons import Buttons, ButtonTarget
 from bot.delivery.outbox import Outbox
 from bot.meetings.desk import MeetingDesk, upcoming
+from bot.meetings.invitation import CANCEL as CANCEL_METHOD
 from bot.meetings.store import Meeting, MeetingStore
 from bot.messages import PressResult, Reply
 from bot.tools.registry import Caller
 
 KIND = "meeting"  # the kind of a booking's buttons (``bot.delivery.buttons``)
 CANCEL = "meeting-cancel:"  # the run id of a Cancel button: this + the meeting's id (no run)
+RESCHEDULE = "meeting-move:"  # the run id of a Reschedule button: this + the meeting's id
 WORKFLOW = "meeting"
+OwnerPlace = Callable[[str], Awaitable[tuple[str, str]]]
 
 
 class MeetingChat:
@@ -38,7 +42,8 @@ class MeetingChat:
 
     def __init__(self, *, store: MeetingStore, desk: MeetingDesk, buttons: Buttons,
                  outbox: Outbox, runner: ChatRunner, access: Access,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 owner_place: OwnerPlace | None = None) -> None:
         self.store = store
         self.desk = desk
         self.button_tokens = buttons
@@ -46,6 +51,7 @@ class MeetingChat:
         self.runner = runner
         self.access = access
         self.clock = clock
+        self.owner_place = owner_place  # the owner's chat (a Reschedule the owner pressed)
 
     # -- propose_meeting -------------------------------------------------------------------
     async def propose(self, caller: Caller, topic: str, minutes: int | None = None,
@@ -111,11 +117,18 @@ class MeetingChat:
                          f"{shown(one_line(meeting.topic, 80), 'markdown') or '(no topic)'}")
             buttons += self.button_tokens.for_options(KIND, f"{CANCEL}{meeting.id}", "cancel",
                                                       [("Cancel", f"Cancel {number}")])
+            if self.desk.aftercare is not None:
+                buttons += self.button_tokens.for_options(
+                    KIND, f"{RESCHEDULE}{meeting.id}", "move",
+                    [("Reschedule", f"Reschedule {number}")])
         return Reply("\n".join(lines), "command", buttons=buttons)
 
     async def press(self, target: ButtonTarget, platform: str, user_id: str) -> PressResult:
-        """A Cancel press: the meeting's guest or the owner; the event deleted exactly once."""
-        meeting = self.store.get(target.run_id.removeprefix(CANCEL))
+        """A Cancel or Reschedule press: the meeting's guest or the owner; a cancel deletes
+        the event exactly once, a reschedule offers new times (``bot.chat.meeting_moves``)."""
+        moving = target.run_id.startswith(RESCHEDULE)
+        meeting = self.store.get(target.run_id.removeprefix(RESCHEDULE if moving
+                                                            else CANCEL))
         level = self.access.level(platform, user_id)
         if meeting is None or level is None:
             return PressResult("This button is not valid (anymore).", False)
@@ -124,6 +137,9 @@ class MeetingChat:
             return PressResult("Only the owner or the guest can cancel this meeting.", False)
         if meeting.status != "booked":
             return PressResult("This meeting was cancelled already.", False)
+        if moving:
+            text = await start_move(self, meeting, is_owner, platform, user_id)
+            return PressResult("New times offered ✓", True, edit_text=text)
         try:
             text = await self.cancel(meeting, is_owner)
         except CalendarUnavailable:
@@ -141,12 +157,22 @@ class MeetingChat:
                               only_from=("booked",))
         what, theirs = self._when(meeting, True), self._when(meeting, False)
         by_hand = "" if writer is not None else " Please remove it from your calendar by hand."
+        care = self.desk.aftercare
+        withdrawn = None  # the guest's calendar gets METHOD:CANCEL for the same UID
+        if care is not None and meeting.uid:
+            care.forget(meeting.uid)
+            withdrawn = care.invitation(meeting, meeting.uid, CANCEL_METHOD)
         if by_owner and meeting.guest != "owner":
             await self.outbox.deliver(meeting.platform, meeting.chat_id,
                                       f"meeting-cancelled:{meeting.id}",
                                       f"The owner cancelled the meeting on {theirs}. Sorry! "
-                                      "Ask for a new time with /meet.")
+                                      "Ask for a new time with /meet.", file=withdrawn)
         else:
+            if withdrawn is not None and meeting.guest != "owner" and not moved:
+                await self.outbox.deliver(meeting.platform, meeting.chat_id,
+                                          f"meeting-cancelled-ics:{meeting.id}",
+                                          f"Cancelled: {what}. The attached file removes it "
+                                          "from your calendar.", file=withdrawn)
             name = shown(one_line(meeting.guest_name, 64), "markdown")
             why = " to move it: new times are offered" if moved else ""
             await self.desk.tell_owner(meeting.platform, f"meeting-cancelled:{meeting.id}",
@@ -160,6 +186,9 @@ class MeetingChat:
             return "(no time)"
         view = self.desk.owner_when if for_owner else self.desk.guest_when
         return view(meeting)
+
+    def when_of(self, meeting: Meeting, for_owner: bool = True) -> str:
+        return self._when(meeting, for_owner)
 
 
 def meeting_json(meetings: list[Meeting]) -> list[dict[str, Any]]:

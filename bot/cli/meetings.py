@@ -1,29 +1,38 @@
 """`frontdesk meetings [--json]`: every meeting request and booking, soonest first.
 
 ``--json`` prints a list of ``{"id", "status", "start", "end", "guest", "guest_id",
-"platform", "topic", "uid"}`` (times ISO 8601 with the owner's offset; ``uid`` null before
-booking). A guest's name and topic are their words: shown as one line with no terminal escape.
+"platform", "topic", "uid", "guest_zone", "link", "sequence", "reminders"}`` (times ISO 8601
+with the owner's offset; ``uid``, ``link`` and ``sequence`` null before booking; ``reminders``
+the lead times still to fire, e.g. ``["1d", "15m"]``; ``guest_zone`` null until a guest's own
+zone is known). A guest's name and topic are their words: shown as one line with no terminal escape.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from bot.config.settings import Settings
 from bot.config.text import shown
+from bot.meetings.aftercare import SOURCE
+from bot.meetings.aftercare import lead_setting as lead_text
+from bot.meetings.extras import MeetingExtras
 from bot.meetings.store import Meeting, MeetingStore
+from bot.reminders.store import Reminders
 from bot.schema import open_database
 
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
     """Print the requests and bookings (the owner's view: everyone's)."""
     found: list[Meeting] = []
+    rows: list[dict[str, Any]] = []
     if settings.database.exists():
-        with open_database(settings.database) as db:  # the meetings alone
+        with open_database(settings.database) as db:  # the meetings and their extras
             found = MeetingStore(db).listing(limit=10_000)
+            rows = [with_extras(m, MeetingExtras(db), Reminders(db)) for m in found]
     if args.json:
-        print(json.dumps([meeting.to_json() for meeting in found], ensure_ascii=False))
+        print(json.dumps(rows, ensure_ascii=False))
         return 0
     if not found:
         print("No meeting requests yet.")
@@ -39,3 +48,19 @@ def list_line(meeting: Meeting) -> str:
     who = f"{shown(meeting.guest_name, 'log')} ({meeting.platform})"
     return (f"{meeting.status:<9} {when:<34} {who:<30} {shown(meeting.topic, 'log') or '-'}"
             f"  [{meeting.id}]")
+
+
+def with_extras(meeting: Meeting, extras: MeetingExtras, reminders: Reminders
+                ) -> dict[str, Any]:
+    """A meeting's JSON with its link, SEQUENCE and the reminder lead times still to fire."""
+    row = meeting.to_json()
+    uid = meeting.uid if meeting.status == "booked" else None
+    leads: list[str] = []
+    for pending in reminders.pending_sources(f"{SOURCE}{uid}:") if uid else []:
+        lead = str(pending.source).split(":")[-2].removesuffix("m")
+        if lead.isdigit() and lead_text(int(lead)) not in leads:
+            leads.append(lead_text(int(lead)))
+    row.update(guest_zone=None, link=extras.link(meeting.uid) if meeting.uid else None,
+               sequence=extras.sequence(meeting.uid) if meeting.uid else None,
+               reminders=leads)
+    return row

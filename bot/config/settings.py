@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import values
+from bot.config.meeting_extras import invitation_settings
 from bot.config.meeting_hours import WeeklyHours, parse_hours
 
 
@@ -78,6 +79,9 @@ class Settings:
     meeting_days: int = 14  # calendar days ahead, today the first
     meetings_per_day: int = 4  # Frontdesk's bookings on one day at most
     meeting_hold: float = 24.0  # hours a picked slot is held for the owner's answer
+    owner_email: str | None = None  # FRONTDESK_OWNER_EMAIL (else _EMAIL_ADDRESS): ORGANIZER
+    meeting_link: str = "off"  # FRONTDESK_MEETING_LINK: off, jitsi or a URL with {uid}
+    meeting_remind: tuple[int, ...] = (24 * 60, 15)  # FRONTDESK_MEETING_REMIND, minutes
     # Turns (bot.chat.bursts, bot.models.choices): one turn for a burst of messages; the
     # big models the owner may pick per chat with /model, as (name, model) pairs
     merge_window: float = 1.5  # FRONTDESK_MERGE_WINDOW, seconds; 0: every message its own turn
@@ -171,6 +175,7 @@ class Settings:
             mcp_timeout=values.positive("FRONTDESK_MCP_TIMEOUT", get("FRONTDESK_MCP_TIMEOUT"),
                                         30.0),
             **meeting_settings(get),
+            **invitation_settings(get),
             **guest_settings(get),
             merge_window=values.seconds_up_to("FRONTDESK_MERGE_WINDOW",
                                               get("FRONTDESK_MERGE_WINDOW"), 1.5, 5.0, "1.5"),

@@ -87,6 +87,11 @@ class Outbox:
         """Whether a reply under ``key`` was written to this chat's outbox already."""
         return bool(self.parts.parts(platform, chat_id, key))
 
+    async def deliver_with(self, platform: str, chat_id: str, key: str, text: str,
+                           file: OutgoingFile | None) -> None:
+        """``deliver`` with a file and no buttons (a meeting's updated invitation)."""
+        await self.deliver(platform, chat_id, key, text, file=file)
+
     async def deliver(self, platform: str, chat_id: str, key: str, text: str,
                       buttons: Iterable[Button] | None = None,
                       file: OutgoingFile | None = None) -> None:

@@ -20,23 +20,25 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any, Protocol
+from typing import Any
 
 from bot.calendar.writer import Busy, BusyTime, CalendarUnavailable, CalendarWriter
 from bot.config.text import one_line, shown
+from bot.meetings.aftercare import Aftercare
+from bot.meetings.desk_parts import TellOwner
 from bot.meetings.event import event_file, event_ics, uid_for
 from bot.meetings.first_read import first_read
-from bot.meetings.slots import MeetingRules, Slot, free_slots, why_not
+from bot.meetings.invitation import stored_event
+from bot.meetings.moving import book_move
+from bot.meetings.slots import MeetingRules, Slot, free_slots, parse_moment, why_not
 from bot.meetings.store import Meeting, MeetingStore
+from bot.meetings.views import MeetingTimes
 from bot.meetings.zones import (
     ASK,
     GuestZones,
     button_label,
-    format_for_guest,
-    format_for_owner,
     zone_key,
 )
-from bot.messages import OutgoingFile
 
 log = logging.getLogger(__name__)
 RETRY_DELAYS = (5.0, 15.0, 45.0, 120.0)  # seconds between tries of an unreachable calendar
@@ -46,11 +48,6 @@ BEING_READ = ("I can't offer times just yet: the owner's calendar is still being
 NEARBY = timedelta(hours=1)
 
 
-class TellOwner(Protocol):
-    """A notice to the owner, once per outbox key, on the platform the request came from."""
-
-    async def __call__(self, origin: str, key: str, text: str,
-                      file: OutgoingFile | None = None) -> None: ...
 
 
 def zone_name(zone: tzinfo) -> str:
@@ -58,32 +55,8 @@ def zone_name(zone: tzinfo) -> str:
     return str(getattr(zone, "key", zone))
 
 
-def label(slot: Slot, zone: tzinfo) -> str:
-    """A slot as its button shows it: day and start in the owner's zone, e.g. 'Tue 3 Mar 10:00'."""
-    start = slot.start.astimezone(zone)
-    return f"{start:%a} {start.day} {start:%b %H:%M}"
-
-
-def when(slot: Slot, zone: tzinfo) -> str:
-    """'Tue 3 Mar 2026, 10:00–10:30 (Europe/Berlin)'."""
-    start, end = slot.start.astimezone(zone), slot.end.astimezone(zone)
-    return (f"{start:%a} {start.day} {start:%b %Y}, {start:%H:%M}–{end:%H:%M} "
-            f"({zone_name(zone)})")
-
-
-def parse_moment(text: Any, rules: MeetingRules) -> datetime | None:
-    """An ISO date or time the model gave (``earliest``/``latest``), in the owner's zone."""
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(str(text))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=rules.zone)
-
-
 @dataclass
-class MeetingDesk:
+class MeetingDesk(MeetingTimes):
     """The workflow's desk: records, slots, texts and the booking, for one owner."""
 
     store: MeetingStore
@@ -98,6 +71,11 @@ class MeetingDesk:
     first_read_s: float = FIRST_READ_S
     poll: Callable[[float], Awaitable[None]] = asyncio.sleep  # the first read's polling pace
     zones: GuestZones | None = None  # each guest's time zone (``bot.chat.timezones``)
+    aftercare: Aftercare | None = None  # the invitation, link, reminders and reschedules
+
+    @property
+    def owner_zone(self) -> tzinfo:
+        return self.rules.zone
 
     @property
     def zone_name(self) -> str:
@@ -131,6 +109,10 @@ class MeetingDesk:
                     "or wait for the owner's answer. One request at a time.")
         self.store.offered(meeting_id, run_id, sender, one_line(str(request["topic"] or ""),
                                                                 300))
+        if self.aftercare and meeting_id != run_id and (moved := self.aftercare.extras.moves(
+                run_id)):  # a reschedule's new request after a conflict moves the same one
+            self.aftercare.extras.moving(meeting_id, moved,
+                                         self.aftercare.extras.moved_by_owner(run_id))
         return None
 
     def offer(self, meeting_id: str, request: dict[str, Any],
@@ -209,10 +191,26 @@ class MeetingDesk:
 
     def close(self, meeting_id: str, status: str) -> str:
         self.store.set_status(meeting_id, status, only_from=("offered", "held"))
+        if self.aftercare and (old := self.moved_from(meeting_id)):
+            return f"The time is not changed: your meeting stays on {self.guest_when(old)}."
         if status == "declined":
             return ("Sorry, the owner can't make that time. You're welcome to ask for "
                     "another one with /meet.")
         return "Your meeting request has expired, so the time is free again. Ask again any time."
+
+    def moved_from(self, meeting_id: str) -> Meeting | None:
+        """The booking a reschedule request moves, if it is one."""
+        moved = self.aftercare.extras.moves(meeting_id) if self.aftercare else None
+        return self.store.get(moved) if moved else None
+
+    async def closed(self, meeting_id: str, status: str) -> None:
+        """After ``close``: a reschedule declined or expired tells the owner the old time
+        stays (the guest's sentence is ``close``'s)."""
+        if (old := self.moved_from(meeting_id)) is not None:
+            await self.tell_owner(old.platform, f"meeting-move-{status}:{meeting_id}",
+                                  f"The reschedule of the meeting with "
+                                  f"{shown(one_line(old.guest_name, 64), 'markdown')} was "
+                                  f"{status}: it stays on {self.owner_when(old)}.")
 
     # -- Book: exactly one event -----------------------------------------------------------
     async def book(self, meeting_id: str) -> dict[str, Any]:
@@ -220,9 +218,12 @@ class MeetingDesk:
         slot, uid = meeting.slot, uid_for(meeting_id)
         if slot is None:
             raise ValueError(f"meeting {meeting_id} has no slot to book")
-        if meeting.status == "booked":  # a replay after the record: tell, do not write
+        moved = self.aftercare.extras.moves(meeting_id) if self.aftercare else None
+        if moved and self.aftercare and self.writer is None:
+            return await book_move(self, self.aftercare, meeting, moved)
+        if meeting.status == "booked" and not moved:  # a replay after the record: tell only
             return self._booked(meeting, uid)
-        ics = event_ics(meeting, uid, self.summary, self.clock())
+        ics = self._event_bytes(meeting, uid)
         if self.writer is None:
             # the owner approved; a calendar unread just now adds no busy time here
             if why := self._rule_broken(meeting, self._busy(slot.start, slot.end) or []):
@@ -237,6 +238,8 @@ class MeetingDesk:
         delays = list(self.retry_delays)
         for attempt in range(len(delays) + 1):
             try:
+                if moved and self.aftercare:
+                    return await book_move(self, self.aftercare, meeting, moved)
                 return await self._write(meeting, uid, ics)
             except CalendarUnavailable as exc:
                 log.warning("meeting %s: the calendar is unavailable (%s)", meeting_id, exc)
@@ -272,7 +275,7 @@ class MeetingDesk:
         await self.tell_owner(meeting.platform, f"meeting-booked:{meeting.id}",
                               f"Booked: {self.owner_when(booked)} with "
                               f"{shown(one_line(booked.guest_name, 64), 'markdown')} "
-                              f"(UID {uid}).")
+                              f"(UID {uid}).{self._join(uid)}")
         return self._booked(booked, uid, ics)
 
     def _rule_broken(self, meeting: Meeting, busy: list[Busy]) -> str | None:
@@ -295,10 +298,22 @@ class MeetingDesk:
     def _booked(self, meeting: Meeting, uid: str, ics: bytes | None = None) -> dict[str, Any]:
         """The guest's answer, with the event's ``.ics`` (the same bytes the calendar got;
         a replay after the record builds them again, with the same UID and times)."""
+        if self.aftercare is not None:  # an iTIP invitation, the link, the reminders
+            self.aftercare.remind(meeting, uid)
+            return {"outcome": "booked", "uid": uid,
+                    "reply": f"Booked: {self.guest_when(meeting)}. See you then!"
+                             f"{self.aftercare.join_line(uid)}",
+                    "file": self.aftercare.invitation(meeting, uid).to_json()}
         ics = ics or event_ics(meeting, uid, self.summary, self.clock())
         return {"outcome": "booked", "uid": uid,
                 "reply": f"Booked: {self.guest_when(meeting)}. See you then!",
                 "file": event_file(meeting, ics, self.rules.zone).to_json()}
+
+    def _event_bytes(self, meeting: Meeting, uid: str) -> bytes:
+        """The event the calendar stores (and the owner's file to add by hand)."""
+        if self.aftercare is None:
+            return event_ics(meeting, uid, self.summary, self.clock())
+        return stored_event(meeting, self.aftercare.parts(uid), self.clock())
 
     # -- helpers ----------------------------------------------------------------------------
     def _meeting(self, meeting_id: str) -> Meeting:
@@ -307,24 +322,11 @@ class MeetingDesk:
             raise KeyError(f"no meeting request {meeting_id!r}")
         return meeting
 
-    def guest_zone(self, scope: str) -> tzinfo | None:
-        """The guest's time zone when known (never the owner's own: that is the rules')."""
-        return self.zones.zone_of(scope) if self.zones is not None and scope != "owner" \
-            else None
+    def _join(self, uid: str) -> str:
+        return self.aftercare.join_line(uid) if self.aftercare else ""
 
-    def owner_when(self, meeting: Meeting) -> str:
-        """The owner's view: their zone, the guest's beside it when it differs."""
-        if meeting.slot is None:
-            return "(no time yet)"
-        return format_for_owner(meeting.slot.start, meeting.slot.end, self.rules.zone,
-                                self.guest_zone(meeting.guest))
-
-    def guest_when(self, meeting: Meeting) -> str:
-        """The guest's view: their time first, the owner's beside it when it differs."""
-        if meeting.slot is None:
-            return "(no time yet)"
-        return format_for_guest(meeting.slot.start, meeting.slot.end,
-                                self.guest_zone(meeting.guest), self.rules.zone)
+    async def conflict(self, meeting: Meeting, why: str) -> dict[str, Any]:
+        return await self._conflict(meeting, why)
 
     def _nearby(self, slot: Slot) -> list[str]:
         """Busy stretches within an hour of the slot, as times only."""

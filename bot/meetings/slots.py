@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from itertools import pairwise
+from typing import Any
 
 from bot.calendar.writer import Busy
 from bot.config.meeting_hours import WeeklyHours
@@ -216,3 +217,14 @@ def why_not(rules: MeetingRules, slot: Slot, busy: Sequence[Busy], taken: Sequen
     if sum(1 for t in taken if t.start.astimezone(rules.zone).date() == day) >= rules.per_day:
         return "that day is full"
     return None
+
+
+def parse_moment(text: Any, rules: MeetingRules) -> datetime | None:
+    """An ISO date or time the model gave (``earliest``/``latest``), in the owner's zone."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=rules.zone)

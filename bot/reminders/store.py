@@ -47,7 +47,7 @@ MAX_PENDING = 100  # per person
 MAX_TEXT_CHARS = 1000
 # a text to repeat, a prompt for the agent, an event's notice, the morning briefing, the
 # daily backup
-KINDS = ("text", "prompt", "calendar", "brief", "backup", "prune")
+KINDS = ("text", "prompt", "calendar", "brief", "backup", "prune", "meeting")  # meeting: one booked
 LIMITED_KINDS = ("text", "prompt")  # what a person sets; the bot's own do not count
 # The shortest time between two occurrences of a person's recurring reminder: a guest's, the
 # owner's, and the owner's prompt tasks (each one a run of the agent, with its cost).
@@ -300,6 +300,12 @@ class Reminders:
         if cursor.rowcount:
             self._changed()
         return cursor.rowcount
+
+    def pending_sources(self, prefix: str) -> list[Reminder]:
+        """The pending reminders whose source starts with ``prefix`` (a meeting's), soonest
+        first."""
+        return self._select("WHERE status = 'pending' AND substr(source, 1, ?) = ?"
+                            " ORDER BY due_at", (len(prefix), prefix))
 
     def sync_calendar(self, wanted: Mapping[str, tuple[datetime, str]], platform: str,
                       zone: tzinfo, now: float) -> tuple[int, int]:

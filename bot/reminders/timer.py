@@ -138,7 +138,7 @@ def build_reminder_graph(deps: SchedulerDeps) -> Graph:
         if state["kind"] == "prompt":
             body = str(state.get("answer") or "").strip() or (
                 f"I couldn't carry out \"{words}\" this time.")
-        elif state["kind"] == "calendar":  # an event's title: whoever invited the owner wrote it
+        elif state["kind"] in ("calendar", "meeting"):  # whole notices, written as sent
             body = words
         else:
             body = f"⏰ Reminder: {words}"

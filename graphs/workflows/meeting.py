@@ -81,6 +81,10 @@ class MeetingDesk(Protocol):
         """End the request as ``status`` (declined, expired); the guest's sentence."""
         ...
 
+    async def closed(self, meeting_id: str, status: str) -> None:
+        """After ``close``: whatever the owner is told of it (a reschedule's old time kept)."""
+        ...
+
 
 @dataclass(frozen=True)
 class MeetingDeps:
@@ -197,7 +201,9 @@ def ended(deps: MeetingDeps, status: str) -> Step:
     guest kindly."""
 
     async def node(state: GraphState) -> dict[str, Any]:
-        return {"reply": deps.desk.close(state["meeting_id"], status)}
+        reply = deps.desk.close(state["meeting_id"], status)
+        await deps.desk.closed(state["meeting_id"], status)
+        return {"reply": reply}
 
     return node
 

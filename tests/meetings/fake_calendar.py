@@ -63,6 +63,16 @@ class FolderCalendar:
         self._call("exists")
         return self._path(uid).exists()
 
+    async def update(self, uid: str, ics: bytes) -> bool:
+        self._call("update")
+        from icalendar import Calendar
+
+        if not self._path(uid).exists():
+            return False
+        event = Calendar.from_ical(ics).walk("VEVENT")[0]
+        self._path(uid).unlink()
+        return self._write(uid, event.decoded("DTSTART"), event.decoded("DTEND"), ics)
+
     async def cancel(self, uid: str) -> bool:
         self._call("cancel")
         try:

@@ -9,7 +9,7 @@ from datetime import UTC
 import pytest
 
 from bot.chat.answers import match_choice
-from bot.meetings.desk import label
+from bot.meetings.zones import button_label
 from tests.meetings.conftest import GUEST, OWNER_CHAT, SECOND_GUEST, DeskFactory
 
 OFFER = ["Tue 3 Mar 10:00", "Tue 3 Mar 10:30", "Wed 4 Mar 09:00", "None of these"]
@@ -43,7 +43,7 @@ async def test_a_guest_types_the_second_one_and_it_is_held_and_asked_like_a_pres
     assert reply is not None and reply.text.startswith("Held for you:")
     [meeting] = desk.app.meetings.store.listing()
     assert meeting.status == "held" and meeting.slot is not None
-    assert label(meeting.slot, UTC) == second  # the second time offered, not another
+    assert button_label(meeting.slot.start, UTC) == second  # the second time offered, not another
     assert any(b.label == "Approve" for b in desk.adapter.last_buttons(OWNER_CHAT))
     assert await decisions.answer_typed("telegram", GUEST, GUEST, "t4", "2") is None  # taken
 
@@ -65,6 +65,6 @@ async def test_a_typed_pick_in_the_chat_reaches_the_offer_through_the_gateway(
     reply = await desk.send("3")
     assert reply.text.startswith("Held for you:")
     [meeting] = desk.app.meetings.store.listing()
-    assert meeting.slot is not None and label(meeting.slot, UTC) == offer.buttons[2].label
+    assert meeting.slot is not None and button_label(meeting.slot.start, UTC) == offer.buttons[2].label
     other = await desk.send("3", user=SECOND_GUEST)  # not theirs: an ordinary message
     assert not other.text.startswith("Held for you:")

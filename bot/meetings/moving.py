@@ -1,0 +1,123 @@
+"""Book a reschedule: the booked event moves to the newly held time in place — the same UID,
+``SEQUENCE`` raised by one, still one event — and the guest gets the updated invitation.
+
+Until this runs the old time stays booked (its record ``booked``, its event where it was); a
+declined or expired reschedule leaves both as they are. Each step is safe to replay after a
+crash: the SEQUENCE is raised once per request (``MeetingExtras.bump``), the calendar's
+``update`` writes the same bytes again, the records move only from where they were, and each
+notice goes out once per outbox key.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from bot.calendar.writer import Busy, BusyTime, CalendarWriter
+from bot.config.text import one_line, shown
+from bot.meetings.aftercare import Aftercare
+from bot.meetings.desk_parts import TellOwner
+from bot.meetings.invitation import stored_event
+from bot.meetings.slots import MeetingRules, why_not
+from bot.meetings.store import Meeting, MeetingStore
+
+
+class MeetingDesk(Protocol):
+    """What a move uses of ``bot.meetings.desk.MeetingDesk``."""
+
+    store: MeetingStore
+    rules: MeetingRules
+    busy_time: BusyTime
+    writer: CalendarWriter | None
+    tell_owner: TellOwner
+
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+    def now(self) -> datetime: ...
+
+    def when_of(self, meeting: Meeting) -> str: ...
+
+    def guest_when(self, meeting: Meeting) -> str: ...
+
+    async def conflict(self, meeting: Meeting, why: str) -> dict[str, Any]: ...
+
+log = logging.getLogger(__name__)
+
+
+def _free_of_itself(busy: list[Busy], old: Meeting) -> list[Busy]:
+    """Busy time without the event being moved (it frees its own time)."""
+    assert old.slot is not None
+    return [b for b in busy if not (b.start == old.slot.start and b.end == old.slot.end)]
+
+
+def _rule_broken(desk: MeetingDesk, meeting: Meeting, old: Meeting,
+                 busy: list[Busy]) -> str | None:
+    assert meeting.slot is not None and old.slot is not None
+    if meeting.slot.start <= desk.now():
+        return "that time has passed"
+    taken = [s for s in desk.store.taken(meeting.id)
+             if not (s.start == old.slot.start and s.end == old.slot.end)]
+    held_at = meeting.slot.utc().start - timedelta(hours=desk.rules.notice_h)
+    return why_not(desk.rules, meeting.slot, _free_of_itself(busy, old), taken,
+                   min(desk.now(), held_at))
+
+
+async def book_move(desk: MeetingDesk, care: Aftercare, meeting: Meeting,
+                    old_id: str) -> dict[str, Any]:
+    """Move the booking ``old_id`` to ``meeting``'s held time (one try: a calendar that cannot
+    be reached raises CalendarUnavailable, and the desk's retries call again)."""
+    old = desk.store.get(old_id)
+    if old is None or not old.uid or old.slot is None or meeting.slot is None:
+        raise ValueError(f"meeting {meeting.id} moves {old_id}, which is not booked")
+    uid = old.uid
+    if meeting.status == "booked":  # a replay after the record: tell, write nothing
+        return await moved_outcome(desk, care, meeting, old, uid)
+    if old.status != "booked" and old.status != "cancelled":
+        raise ValueError(f"meeting {old_id} is {old.status}: nothing to move")
+    if desk.writer is not None:
+        slot, pad = meeting.slot.utc(), timedelta(minutes=desk.rules.buffer)
+        busy = await desk.writer.busy_now(slot.start - pad, slot.end + pad)
+    else:
+        busy = desk.busy_time.busy(meeting.slot.start, meeting.slot.end)
+    if why := _rule_broken(desk, meeting, old, busy):
+        return await desk.conflict(meeting, why)
+    care.extras.bump(uid, meeting.id)
+    ics = stored_event(meeting, care.parts(uid), desk.clock())
+    if desk.writer is not None and not await desk.writer.update(uid, ics):
+        await desk.writer.create(uid, ics)  # gone from the calendar meanwhile: put it back
+    desk.store.set_status(old.id, "cancelled", note=f"moved to {meeting.id}",
+                          only_from=("booked",))
+    desk.store.set_status(meeting.id, "booked", uid=uid)
+    booked = desk.store.get(meeting.id)
+    assert booked is not None
+    name = shown(one_line(booked.guest_name, 64), "markdown")
+    by_hand = "" if desk.writer is not None else " No CalDAV calendar is set: please move it " \
+        "by hand."
+    await desk.tell_owner(meeting.platform, f"meeting-moved:{meeting.id}",
+                          f"Moved: the meeting with {name} from {desk.when_of(old)} to "
+                          f"{desk.when_of(booked)} (UID {uid}, sequence "
+                          f"{care.extras.sequence(uid)}).{by_hand}")
+    return await moved_outcome(desk, care, booked, old, uid)
+
+
+async def moved_outcome(desk: MeetingDesk, care: Aftercare, meeting: Meeting, old: Meeting,
+                        uid: str) -> dict[str, Any]:
+    """The run's answer: to the guest who asked, with the updated invitation; when the owner
+    moved it, the guest is told apart (once per key) and the owner's chat gets a short line."""
+    care.remind(meeting, uid)
+    assert meeting.slot is not None and old.slot is not None
+    text = (f"Moved: your meeting is now on {desk.guest_when(meeting)} "
+            f"(it was {desk.guest_when(old)}). The updated invitation is "
+            f"attached.{care.join_line(uid)}")
+    invite = care.invitation(meeting, uid)
+    if care.extras.moved_by_owner(meeting.id) and meeting.guest != "owner" and \
+            care.tell_guest is not None:
+        await care.tell_guest(meeting.platform, meeting.chat_id,
+                              f"meeting-moved-guest:{meeting.id}", text, invite)
+        return {"outcome": "booked", "uid": uid,
+                "reply": f"Moved ✓ {desk.when_of(meeting)}; the guest is told, with the "
+                         "updated invitation."}
+    return {"outcome": "booked", "uid": uid, "reply": text, "file": invite.to_json()}

@@ -1,0 +1,81 @@
+"""Reschedule in one step: Reschedule beside Cancel, new times, the old time kept until the
+owner approves, then the same event (same UID) moved with SEQUENCE + 1."""
+
+from __future__ import annotations
+
+import icalendar
+
+from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, Desk, DeskFactory
+from tests.meetings.test_invitation import book
+
+
+def the_event(data: bytes) -> icalendar.Event:
+    [event] = icalendar.Calendar.from_ical(data).walk("VEVENT")
+    return event
+
+
+async def press_reschedule(desk: Desk, user: str) -> None:
+    listing = await desk.send("/meetings", user)
+    move = next(b for b in listing.buttons if b.label.startswith("Reschedule"))
+    assert (await desk.press(move, user)).accepted
+
+
+async def test_the_guest_reschedules_and_the_same_event_moves(make_desk: DeskFactory) -> None:
+    desk = await make_desk()
+    await book(desk)
+    assert desk.calendar is not None
+    [before] = desk.calendar.ours()
+    await press_reschedule(desk, GUEST)
+    offer = desk.adapter.last_buttons(GUEST)
+    assert offer[-1].label == "None of these"
+    assert "stays booked" in desk.to(GUEST)[-1]
+    assert (await desk.press(offer[0], GUEST)).accepted
+    assert desk.calendar.ours() == [before]  # the old time stays booked until approved
+    approve = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Approve")
+    assert (await desk.press(approve, OWNER)).accepted
+    [after] = desk.calendar.ours()
+    assert after["uid"] == before["uid"] and after["start"] != before["start"]
+    assert int(the_event(after["ics"].encode())["SEQUENCE"]) == 1
+    moved = [t for t in desk.to(GUEST) if t.startswith("Moved:")]
+    assert len(moved) == 1
+    invite = desk.adapter.files[-1][1]
+    assert str(icalendar.Calendar.from_ical(invite.data)["METHOD"]) == "REQUEST"
+    assert int(the_event(invite.data)["SEQUENCE"]) == 1
+    assert str(the_event(invite.data)["UID"]) == before["uid"]
+    assert sum(t.startswith("Moved:") for t in desk.owner_texts()) == 1
+    statuses = sorted(m.status for m in desk.app.meetings.store.listing())
+    assert statuses == ["booked", "cancelled"]
+    assert "update" in desk.calendar.calls() and desk.calendar.calls().count("create") == 1
+
+
+async def test_a_declined_reschedule_keeps_the_old_time_and_both_are_told(
+        make_desk: DeskFactory) -> None:
+    desk = await make_desk()
+    await book(desk)
+    assert desk.calendar is not None
+    [before] = desk.calendar.ours()
+    await press_reschedule(desk, GUEST)
+    assert (await desk.press(desk.adapter.last_buttons(GUEST)[0], GUEST)).accepted
+    decline = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Decline")
+    assert (await desk.press(decline, OWNER)).accepted
+    assert desk.calendar.ours() == [before]
+    assert "stays on" in desk.to(GUEST)[-1]
+    assert sum("was declined: it stays on" in t for t in desk.owner_texts()) == 1
+    booked = [m for m in desk.app.meetings.store.listing() if m.status == "booked"]
+    assert [m.uid for m in booked] == [before["uid"]]
+
+
+async def test_the_owner_reschedules_and_the_guest_gets_the_update(
+        make_desk: DeskFactory) -> None:
+    desk = await make_desk()
+    await book(desk)
+    assert desk.calendar is not None
+    [before] = desk.calendar.ours()
+    await press_reschedule(desk, OWNER)
+    offer = desk.adapter.last_buttons(OWNER_CHAT)
+    assert (await desk.press(offer[0], OWNER)).accepted  # the owner's pick is the approval
+    [after] = desk.calendar.ours()
+    assert after["uid"] == before["uid"] and after["start"] != before["start"]
+    assert sum(t.startswith("Moved:") for t in desk.to(GUEST)) == 1
+    chat, invite = desk.adapter.files[-1]
+    assert chat == GUEST and int(the_event(invite.data)["SEQUENCE"]) == 1
