@@ -77,8 +77,8 @@ async def test_a_command_keeps_its_own_turn_between_the_lines(
 async def test_two_people_in_one_group_are_two_turns(make_harness: HarnessFactory) -> None:
     harness = await make_harness(FRONTDESK_MERGE_WINDOW="0.3")
     messages = [harness.message(text, user, chat="group") for text, user in
-                [("what time do you open on friday?", "100"), ("can I book a table for two?", "200"),
-                 ("and do you take cards", "100")]]
+                [("what time do you open on friday?", "100"),
+                 ("can I book a table for two?", "200"), ("and do you take cards", "100")]]
     accepted = [harness.gateway.accept(msg) for msg in messages]
     await asyncio.gather(*(harness.gateway.process(a) for a in accepted if a))
     assert sorted(harness.adapter.to("group")) == [

@@ -65,6 +65,7 @@ async def test_a_typed_pick_in_the_chat_reaches_the_offer_through_the_gateway(
     reply = await desk.send("3")
     assert reply.text.startswith("Held for you:")
     [meeting] = desk.app.meetings.store.listing()
-    assert meeting.slot is not None and button_label(meeting.slot.start, UTC) == offer.buttons[2].label
+    assert meeting.slot is not None
+    assert button_label(meeting.slot.start, UTC) == offer.buttons[2].label
     other = await desk.send("3", user=SECOND_GUEST)  # not theirs: an ordinary message
     assert not other.text.startswith("Held for you:")
