@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import values
+from bot.config.email_settings import EmailSettings, email_settings
 from bot.config.meeting_hours import WeeklyHours, parse_hours
 
 
@@ -90,6 +91,7 @@ class Settings:
     guest_daily_usd: float | None = None  # FRONTDESK_GUEST_DAILY_USD: None, no cap
     guest_messages_per_hour: int = 30  # FRONTDESK_GUEST_MESSAGES_PER_HOUR: 0, no cap
     writes_per_second: float = 25.0  # FRONTDESK_WRITES_PER_SECOND
+    email: EmailSettings | None = None  # FRONTDESK_EMAIL_*: None unless an address is set
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -177,6 +179,7 @@ class Settings:
             stream_interval=values.positive("FRONTDESK_STREAM_INTERVAL",
                                             get("FRONTDESK_STREAM_INTERVAL"), 1.0, "seconds",
                                             "1.0"),
+            email=email_settings(get),
         )
 
     def check_files(self) -> None:
@@ -204,7 +207,8 @@ class Settings:
     def secrets(self) -> list[str]:
         """Every configured secret, for scrubbing logs and error messages."""
         values = [self.anthropic_api_key, self.openai_api_key, self.telegram_bot_token,
-                  self.discord_bot_token, self.caldav_password]
+                  self.discord_bot_token, self.caldav_password,
+                  self.email.password if self.email else None]
         return [v for v in values if v]
 
 
