@@ -92,7 +92,8 @@ service stats {{
 class Dovecot:
     """A Dovecot IMAP server of its own: one mailbox, ``DESK`` with ``PASSWORD``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, idle: bool = True) -> None:
+        self.idle = idle  # False: the server does not offer IDLE (the desk polls)
         # As root, dovecot's own users read the config and mail: a folder they can reach
         # (pytest's tmp folders are root's alone), removed again at exit.
         self.own_root = os.getuid() == 0
@@ -117,7 +118,8 @@ class Dovecot:
         config = self.root / "dovecot.conf"
         config.write_text(CONFIG.format(root=self.root, port=self.port, uid=uid, gid=gid,
                                         login_user=unprivileged, internal_user=internal,
-                                        internal_group=group))
+                                        internal_group=group)
+                          + ("" if self.idle else "imap_capability = IMAP4rev1 LITERAL+\n"))
         if os.getuid() == 0:  # the login and auth processes read these as dovecot's own users
             os.chmod(self.root, 0o755)
             os.chmod(self.root / "passwd", 0o644)
