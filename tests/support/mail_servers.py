@@ -112,7 +112,8 @@ class Dovecot:
             owner = pwd.getpwnam("dovecot")
             uid, gid = owner.pw_uid, owner.pw_gid
             os.chown(self.root / "mail", uid, gid)
-        unprivileged = "dovenull" if os.getuid() == 0 else me  # dovecot's login processes never root
+        # dovecot runs its login processes as an unprivileged user
+        unprivileged = "dovenull" if os.getuid() == 0 else me
         internal = "dovecot" if os.getuid() == 0 else me
         group = "dovecot" if os.getuid() == 0 else me
         config = self.root / "dovecot.conf"

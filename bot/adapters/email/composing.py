@@ -28,7 +28,7 @@ def compose_reply(*, desk_address: str, to: str, subject: str, in_reply_to: str,
         reply["References"] = f"{references} {in_reply_to}".strip()
     reply.set_content(text, charset="utf-8")
     for file in files:
-        maintype, _, subtype = file.mime.partition("/")
+        maintype, subtype = (file.mime.partition("/")[0], file.mime.partition("/")[2])
         reply.add_attachment(file.data, maintype=maintype, subtype=subtype or "octet-stream",
                              filename=file.name)
     return reply

@@ -93,7 +93,8 @@ class EmailIntake:
 
     async def mark_answered(self) -> None:
         while self.to_mark:
-            validity, uid, thread = self.to_mark[0]
+            validity, place = self.to_mark[0][0], self.to_mark[0][1:]
+            uid, thread = place
             if validity == self.mailbox.uidvalidity:
                 await self.mailbox.mark_seen(uid)
             if thread is not None:

@@ -13,6 +13,7 @@ where the standard library's ``imaplib`` has none. Its one gap, STARTTLS, is fil
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import ssl
 from dataclasses import dataclass
@@ -66,7 +67,7 @@ class Mailbox:
         self.client = client
         try:
             await client.wait_hello_from_server()
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             raise MailboxRefused(
                 f"the IMAP server {email.imap_host}:{email.imap_port} cannot be reached "
                 f"({type(exc).__name__}): check FRONTDESK_EMAIL_IMAP_HOST and "
@@ -145,10 +146,8 @@ class Mailbox:
         after ``renew`` seconds), after ``poll`` seconds where it has no IDLE, or when
         ``wake`` is set (the desk has mail to mark: no command may go while IDLE lasts)."""
         if not self.idle:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), poll)
-            except asyncio.TimeoutError:
-                pass
             return
         client = self._imap
         idle = await client.idle_start(timeout=renew)
@@ -166,10 +165,9 @@ class Mailbox:
     async def close(self) -> None:
         if self.client is None:
             return
-        try:
+        with contextlib.suppress(TimeoutError, aioimaplib.AioImapException, OSError,
+                                 AttributeError):
             await asyncio.wait_for(self.client.logout(), 5)
-        except (aioimaplib.AioImapException, OSError, asyncio.TimeoutError, AttributeError):
-            pass
         self.client = None
 
 
