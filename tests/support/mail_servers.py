@@ -207,8 +207,15 @@ class _Keeper:
         self.received: list[EmailMessage] = []
         self.arrived = threading.Condition()
         self.hang = threading.Event()  # set: a mail is kept, then its "250 OK" never comes
+        self.hang_before = threading.Event()  # set: a mail is neither kept nor answered
+        self.reached = threading.Event()  # a mail came while one of them was set
 
     async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
+        import asyncio
+
+        if self.hang_before.is_set():
+            self.reached.set()
+            await asyncio.Event().wait()  # the bot is killed while it waits
         content = envelope.original_content or b""
         mail = message_from_bytes(content, policy=policy.default)
         assert isinstance(mail, EmailMessage)
@@ -216,8 +223,7 @@ class _Keeper:
             self.received.append(mail)
             self.arrived.notify_all()
         if self.hang.is_set():
-            import asyncio
-
+            self.reached.set()
             await asyncio.Event().wait()  # the bot is killed while it waits for the answer
         return "250 OK"
 
