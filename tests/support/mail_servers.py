@@ -242,7 +242,8 @@ class Smtp:
         self.port = free_port()
         self.keeper = _Keeper()
         self.controller = Controller(self.keeper, hostname="127.0.0.1", port=self.port,
-                                     authenticator=_authenticate, auth_require_tls=False)
+                                     authenticator=_authenticate, auth_require_tls=False,
+                                     auth_exclude_mechanism=["LOGIN"])
 
     def __enter__(self) -> Smtp:
         self.controller.start()
