@@ -6,8 +6,6 @@ password is never in them (the servers' own words are left out of a refused logi
 
 from __future__ import annotations
 
-import asyncio
-
 import aiosmtplib
 
 from bot.adapters.email.adapter import smtp_client, smtp_problem
@@ -18,8 +16,8 @@ TIMEOUT_S = 10.0
 
 
 def _split(problem: str) -> tuple[str, str]:
-    found, _, fix = problem.partition(": check ")
-    return found, (f"check {fix}" if fix else "see docs/email.md")
+    parts = problem.partition(": check ")
+    return parts[0], (f"check {parts[2]}" if parts[2] else "see docs/email.md")
 
 
 async def logins(email: EmailSettings) -> list[tuple[bool, str, str]]:
@@ -33,7 +31,7 @@ async def logins(email: EmailSettings) -> list[tuple[bool, str, str]]:
                             f"{email.folder} ({how})", ""))
     except MailboxRefused as refused:
         found.append((False, *_split(str(refused))))
-    except (OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, OSError) as exc:
         found.append((False, f"IMAP {email.imap_host}:{email.imap_port} cannot be reached "
                              f"({type(exc).__name__})",
                       "check FRONTDESK_EMAIL_IMAP_HOST, FRONTDESK_EMAIL_IMAP_PORT and "
@@ -44,6 +42,6 @@ async def logins(email: EmailSettings) -> list[tuple[bool, str, str]]:
         async with smtp_client(email, TIMEOUT_S):
             pass  # connecting logs in (aiosmtplib does, given a user name and password)
         found.append((True, f"SMTP {email.smtp_host}: logged in as {email.username}", ""))
-    except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, aiosmtplib.SMTPException, OSError) as exc:
         found.append((False, *_split(smtp_problem(email, exc))))
     return found
