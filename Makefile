@@ -21,7 +21,7 @@ NEW_VENV := python3 -m venv $(VENV)
 PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check
 endif
 
-.PHONY: run test lint typecheck docs pytest browser systemd bench clean
+.PHONY: run test lint typecheck docs pytest browser systemd dovecot bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || { echo "== creating the virtualenv $(VENV) ($(INSTALLER))"; $(NEW_VENV); }
@@ -44,7 +44,7 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
-pytest: $(STAMP) browser systemd
+pytest: $(STAMP) browser systemd dovecot
 	$(VENV)/bin/pytest
 
 # The dashboard's browser tests drive Debian's chromium (no test tool may download a browser).
@@ -53,6 +53,13 @@ browser:
 	  echo "installing Debian's chromium for the dashboard browser tests"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
 	   chromium-driver >/dev/null) || echo "could not install chromium: browser tests will skip"; }
+
+# The email tests run Debian's Dovecot on loopback (a throw-away config, never the system's).
+dovecot:
+	@command -v dovecot >/dev/null 2>&1 || test -x /usr/sbin/dovecot || { \
+	  echo "installing Debian's dovecot-imapd for the email tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	   dovecot-imapd >/dev/null) || echo "could not install dovecot-imapd: email tests will skip"; }
 
 # The service tests check the unit with Debian's `systemd-analyze verify`.
 systemd:

@@ -20,7 +20,10 @@ class Access:
         self.people = people  # whom the owner allowed through pairing (bot.access.pairing)
 
     def level(self, platform: str, user_id: str) -> str | None:
-        """'owner', 'allowed' or None. Every console user is local, hence allowed."""
+        """'owner', 'allowed' or None. Every console user is local, hence allowed; every
+        mail's sender too (never the owner: a guest's answer is a draft the owner approves)."""
+        if platform == "email":
+            return "allowed"
         if user_id and self.owners.get(platform) == user_id:
             return "owner"
         if platform == "console" or user_id in self.allowed.get(platform, frozenset()):

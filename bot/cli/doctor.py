@@ -9,13 +9,14 @@ import os
 
 from bot.config.logs import SecretFilter
 from bot.config.settings import Settings
-from bot.setup.doctor import report_json, run_checks
+from bot.setup.doctor import CHECKS, report_json, run_checks
+from bot.setup.email_doctor import check_email
 
 
 def main(args: argparse.Namespace, settings: Settings | None) -> int:
     """Run every check against the real environment (settings are re-read: bad ones are a
     finding here, not a reason to stop)."""
-    results = asyncio.run(run_checks(os.environ))
+    results = asyncio.run(run_checks(os.environ, [*CHECKS, check_email]))
     secrets = SecretFilter(settings.secrets() if settings else [])
     if args.json:
         print(secrets.scrub(json.dumps(report_json(results), ensure_ascii=False)))

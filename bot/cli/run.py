@@ -46,7 +46,8 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     """Assemble the bot, recover, then run the adapters until they stop or SIGTERM."""
     environ = os.environ if environ is None else environ
     managed = under_service_manager(environ)
-    adapters = bool(settings.telegram_bot_token or settings.discord_bot_token)
+    adapters = bool(settings.telegram_bot_token or settings.discord_bot_token
+                    or settings.email)
     if managed and not adapters and not sys.stdin.isatty():
         print(NO_CONSOLE, file=sys.stderr)
         return 2
@@ -60,6 +61,7 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
             return 2
     parts = [name for name, on in (("Telegram", settings.telegram_bot_token),
                                    ("Discord", settings.discord_bot_token),
+                                   ("Email", settings.email),
                                    ("Dashboard", settings.dashboard_port)) if on]
     startup = Startup(parts, plain=managed, journal=stderr_is_journal(environ))
     BANNER.begin(startup)  # the process's banner: the adapters' lines count their parts
@@ -79,11 +81,14 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     if settings.discord_bot_token:
         jobs.append(_entry("bot.adapters.discord.adapter", "run_discord")(
             desk, app.delivery.cursors, settings, menu()))
+    if settings.email is not None:
+        jobs.append(_entry("bot.adapters.email.start", "run_email")(
+            desk, app.delivery.cursors, settings))
     if settings.dashboard_port:
         jobs.append(_entry("bot.dashboard.server", "serve_dashboard")(
             app.flows.runs.registry, settings, app.db, on_ready=dashboard_ready,
             answer=app.answer_from_dashboard))
-    if not (settings.telegram_bot_token or settings.discord_bot_token):
+    if not adapters:
         from bot.adapters.console import run_console
 
         announce("  Console:    no TELEGRAM_BOT_TOKEN or DISCORD_BOT_TOKEN: chatting here "

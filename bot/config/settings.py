@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import values
+from bot.config.email_settings import EmailSettings, email_settings
 from bot.config.meeting_extras import invitation_settings
 from bot.config.meeting_hours import WeeklyHours, parse_hours
 
@@ -97,6 +98,7 @@ class Settings:
     # Retention (bot.retention): days finished runs, answered messages, sent replies, cost
     # rows, attachments and traces are kept; fractional allowed (0.5: twelve hours)
     keep_days: float = 90.0  # FRONTDESK_KEEP_DAYS
+    email: EmailSettings | None = None  # FRONTDESK_EMAIL_*: None unless an address is set
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -187,6 +189,7 @@ class Settings:
                                             "1.0"),
             keep_days=values.positive("FRONTDESK_KEEP_DAYS", get("FRONTDESK_KEEP_DAYS"), 90.0,
                                       "days", "90"),
+            email=email_settings(get),
         )
 
     def check_files(self) -> None:
@@ -214,7 +217,8 @@ class Settings:
     def secrets(self) -> list[str]:
         """Every configured secret, for scrubbing logs and error messages."""
         values = [self.anthropic_api_key, self.openai_api_key, self.telegram_bot_token,
-                  self.discord_bot_token, self.caldav_password]
+                  self.discord_bot_token, self.caldav_password,
+                  self.email.password if self.email else None]
         return [v for v in values if v]
 
 

@@ -1,0 +1,205 @@
+"""Take in the desk's mail without losing or doubling one: record, answer, then mark seen.
+
+Flags are not the record. Each look at the folder (``scan``) lists the unseen mails and every
+mail past the last UID taken (one a person read in another client is still answered); a UID
+already taken under this UIDVALIDITY is passed over. For a new one only the headers, the size
+and the structure are fetched first; the UID is kept, then the mail is read (a mail over
+FRONTDESK_MAX_FILE_MB is not downloaded: its sender gets one sentence), and its message is
+recorded in the desk's inbox together with its thread, in one transaction, before any work. A
+Message-ID met before (a redelivery, a reset UIDVALIDITY, the same mail twice) is never
+answered again. ``\\Seen`` is set only once the answer (or the owner's notice) has left: the
+answering jobs hand their UIDs back to the loop, which marks them between two IDLEs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import getaddresses, parseaddr
+
+from bot.adapters.base import Adapter
+from bot.adapters.email.adapter import PLATFORM, EmailAdapter
+from bot.adapters.email.mailbox import Head, Mailbox
+from bot.adapters.email.reading import read_mail
+from bot.adapters.email.rules import from_stranger, never_answer
+from bot.adapters.email.threads import DONE, OPEN, TAKEN, Thread, Threads
+from bot.config.email_settings import EmailSettings
+from bot.messages import Accepted, Inbound, IncomingMessage
+
+log = logging.getLogger(__name__)
+TOO_LARGE = ("Your mail was too large for me to read (over {mb:g} MB); please send it "
+             "again without the large attachments, or with a link to them.")
+
+
+def parse(raw: bytes) -> EmailMessage:
+    mail = BytesParser(policy=policy.default).parsebytes(raw)
+    assert isinstance(mail, EmailMessage)
+    return mail
+
+
+def message_id_of(mail: EmailMessage, uidvalidity: str, uid: int) -> str:
+    """The mail's Message-ID; one made of its headers when it has none (the same each time)."""
+    given = str(mail.get("Message-ID", "")).strip()
+    if given:
+        return given
+    digest = hashlib.sha256(bytes(mail.as_bytes()[:4096])).hexdigest()[:24]
+    return f"<no-id.{digest}@frontdesk>"
+
+
+def needs_approval(mail: EmailMessage, sender: str, settings: EmailSettings) -> bool:
+    """A guest (not in FRONTDESK_EMAIL_ALLOWED), a forged domain (dmarc=fail), or a Reply-To
+    elsewhere than From: the answer is a draft the owner approves."""
+    reply_to = [address.lower() for _, address in getaddresses(mail.get_all("Reply-To", []))]
+    return (not settings.allows(sender) or from_stranger(mail)
+            or any(address and address != sender for address in reply_to))
+
+
+class EmailIntake:
+    """Reads the folder, records each mail once, answers it, and marks it seen after."""
+
+    def __init__(self, mailbox: Mailbox, desk: Inbound[Adapter], adapter: EmailAdapter,
+                 threads: Threads, settings: EmailSettings, max_bytes: int) -> None:
+        self.mailbox = mailbox
+        self.desk = desk
+        self.adapter = adapter
+        self.threads = threads
+        self.settings = settings
+        self.max_bytes = max_bytes
+        # (UIDVALIDITY, UID, the thread to close or None): to be marked \Seen by the loop
+        self.to_mark: list[tuple[str, int, Thread | None]] = []
+        self.wake = asyncio.Event()  # the loop ends its IDLE to mark them
+        self._chains: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def serve(self) -> None:
+        """Look, mark, wait for news; again, until cancelled (or the connection fails)."""
+        while True:
+            await self.mark_answered()
+            await self.scan()
+            self.wake.clear()
+            if not self.to_mark:
+                await self.mailbox.wait_for_news(self.settings.poll, self.wake)
+
+    def after_recovery(self) -> None:
+        """The mails a crash left open were answered at attach: mark them seen now."""
+        for thread in self.threads.still_open():
+            self.to_mark.append((thread.uidvalidity, thread.uid, thread))
+
+    async def mark_answered(self) -> None:
+        while self.to_mark:
+            validity, place = self.to_mark[0][0], self.to_mark[0][1:]
+            uid, thread = place
+            if validity == self.mailbox.uidvalidity:
+                await self.mailbox.mark_seen(uid)
+            if thread is not None:
+                self.threads.closed(thread)
+            else:
+                self.threads.take_uid(validity, uid, DONE)
+            self.to_mark.pop(0)
+
+    async def scan(self) -> None:
+        validity = self.mailbox.uidvalidity
+        for uid in await self.mailbox.to_read(self.threads.last_uid(validity)):
+            if self.threads.uid_state(validity, uid) in {None, TAKEN}:
+                await self.take(uid)  # an open one is marked by its answer's job
+            self.threads.passed(validity, uid)
+
+    async def take(self, uid: int) -> None:
+        """One mail: its head, then (when small enough) its text; recorded, then answered."""
+        validity = self.mailbox.uidvalidity
+        head = await self.mailbox.head(uid)
+        if head is None:  # expunged meanwhile
+            self.threads.take_uid(validity, uid, DONE)
+            return
+        mail = parse(head.header)
+        message_id = message_id_of(mail, validity, uid)
+        known = self.threads.mail(message_id)
+        if known is not None:  # the same mail again: answered once, only marked
+            log.info("email %s arrived again (UID %s/%s); not answered twice", message_id,
+                     validity, uid)
+            self.to_mark.append((validity, uid, None))
+            return
+        self.threads.take_uid(validity, uid)
+        sender_name, sender = parseaddr(str(mail.get("From", "")))
+        sender = sender.lower()
+        thread = Thread(message_id=message_id, address=sender or "unknown@invalid",
+                        subject=str(mail.get("Subject", "")),
+                        references=str(mail.get("References", "")),
+                        reply_to=parseaddr(str(mail.get("Reply-To", "")))[1].lower(),
+                        never=never_answer(mail, self.settings.address) or "",
+                        uidvalidity=validity, uid=uid)
+        if head.size > self.max_bytes:
+            await self._too_large(thread, head)
+            return
+        raw = await self.mailbox.whole(uid)
+        if raw is None:
+            self.threads.take_uid(validity, uid, DONE)
+            return
+        whole = await asyncio.to_thread(parse, raw)
+        text = await asyncio.to_thread(read_mail, whole, self.max_bytes)
+        message = IncomingMessage(
+            platform=PLATFORM, chat_id=thread.address, message_id=message_id,
+            user_id=thread.address, user_name=sender_name or thread.address,
+            text=f"Subject: {thread.subject}\n\n{text.text}".strip(), is_private=True)
+        if needs_approval(whole, thread.address, self.settings) and hasattr(
+                message, "needs_approval"):  # the chat layer's drafts (the mailparts branch)
+            message = replace(message, needs_approval=True)  # type: ignore[call-arg,unused-ignore]
+        with self.threads.cursors.together():
+            accepted = self.desk.accept(message)
+            self.threads.opened(thread)
+            self.threads.take_uid(validity, uid, OPEN)
+        if accepted is not None:
+            self.dispatch(accepted, thread)
+        else:  # the inbox knew it (recorded before this adapter kept threads)
+            self.to_mark.append((validity, uid, thread))
+
+    async def _too_large(self, thread: Thread, head: Head) -> None:
+        """One sentence to the sender (once: its Message-ID is the mail's), nothing read."""
+        with self.threads.cursors.together():
+            self.threads.opened(thread)
+            self.threads.take_uid(thread.uidvalidity, thread.uid, OPEN)
+        if not thread.never:
+            text = TOO_LARGE.format(mb=self.max_bytes / 1_000_000)
+            try:
+                await self.adapter.reply(thread, text, (), f"too-large|{thread.message_id}")
+            except Exception as exc:  # the day's share, a refusal: the mail is still closed
+                log.warning("email: the too-large notice to %s was not sent (%s)",
+                            thread.address, exc)
+        self.to_mark.append((thread.uidvalidity, thread.uid, thread))
+
+    def dispatch(self, accepted: Accepted, thread: Thread) -> None:
+        """Answer in the background, after the correspondent's earlier mails."""
+        self._chain(thread.address, lambda: self._answer(accepted, thread))
+
+    async def _answer(self, accepted: Accepted, thread: Thread) -> None:
+        try:
+            await self.desk.process(accepted, gather=False)
+        except Exception:
+            log.exception("answering email %s failed; it stays open", thread.message_id)
+            return
+        self.to_mark.append((thread.uidvalidity, thread.uid, thread))
+        self.wake.set()
+
+    def _chain(self, chat: str, job: Callable[[], Awaitable[None]]) -> None:
+        previous = self._chains.get(chat)
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.wait([previous])
+            await job()
+
+        task = asyncio.create_task(run())
+        self._chains[chat] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Let the answers under way finish (a stop), then mark what they answered."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,121 @@
+"""What the email adapter keeps of each mail, durably, in its cursors (``AdapterCursors``).
+
+- ``email:uid:<uidvalidity>:<uid>`` — the server's place of a mail, with its Message-ID: a UID
+  looked at once per UIDVALIDITY (``taken`` while it is read, ``open`` once recorded, ``done``
+  once marked seen).
+- ``email:mail:<Message-ID>`` — the mail's thread (its sender, subject, references, Reply-To,
+  why it is never answered) and its state: ``open`` until its answer (or the owner's notice)
+  has left and ``\\Seen`` is set, then ``done``. A Message-ID met again (a redelivery, a reset
+  UIDVALIDITY) is never answered a second time.
+- ``email:open:<address>`` — that correspondent's open mails, oldest first: a reply sent to the
+  address answers the first of them (each chat is answered in order, one turn at a time).
+- ``email:sent:<date>:<address>`` — replies sent to one correspondent that day (UTC).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
+
+from bot.adapters.base import AdapterCursors
+
+TAKEN = "taken"
+OPEN = "open"
+DONE = "done"
+
+
+@dataclass(frozen=True)
+class Thread:
+    """One received mail, as its reply needs it."""
+
+    message_id: str
+    address: str  # the sender, lower-cased: the chat and the user
+    subject: str = ""
+    references: str = ""
+    reply_to: str = ""  # the Reply-To address when it differs from From
+    never: str = ""  # why it is never answered ("" : it may be)
+    uidvalidity: str = ""
+    uid: int = 0
+    state: str = "open"
+
+    @classmethod
+    def from_text(cls, text: str) -> Thread:
+        return cls(**json.loads(text))
+
+    def to_text(self) -> str:
+        return json.dumps(asdict(self))
+
+
+class Threads:
+    """The email adapter's records, on the cursors the assembler handed it."""
+
+    def __init__(self, cursors: AdapterCursors) -> None:
+        self.cursors = cursors
+
+    # -- the server's places -----------------------------------------------------------------
+    def uid_state(self, uidvalidity: str, uid: int) -> str | None:
+        return self.cursors.get(f"email:uid:{uidvalidity}:{uid}")
+
+    def take_uid(self, uidvalidity: str, uid: int, state: str = TAKEN) -> None:
+        self.cursors.set(f"email:uid:{uidvalidity}:{uid}", state)
+
+    def last_uid(self, uidvalidity: str) -> int:
+        return int(self.cursors.get(f"email:last:{uidvalidity}") or 0)
+
+    def passed(self, uidvalidity: str, uid: int) -> None:
+        if uid > self.last_uid(uidvalidity):
+            self.cursors.set(f"email:last:{uidvalidity}", str(uid))
+
+    # -- the mails ------------------------------------------------------------------------------
+    def mail(self, message_id: str) -> Thread | None:
+        text = self.cursors.get(f"email:mail:{message_id}")
+        return Thread.from_text(text) if text else None
+
+    def opened(self, thread: Thread) -> None:
+        """Keep a mail as open, the last of its sender's (call inside ``together``)."""
+        self.cursors.set(f"email:mail:{thread.message_id}", thread.to_text())
+        waiting = self._open_ids(thread.address)
+        if thread.message_id not in waiting:
+            waiting.append(thread.message_id)
+        self.cursors.set(f"email:open:{thread.address}", json.dumps(waiting))
+        self.cursors.set(f"email:latest:{thread.address}", thread.message_id)
+
+    def closed(self, thread: Thread) -> None:
+        """The mail's answer has left and it is marked seen: done."""
+        with self.cursors.together():
+            self.cursors.set(f"email:mail:{thread.message_id}",
+                             replace(thread, state=DONE).to_text())
+            waiting = [id_ for id_ in self._open_ids(thread.address) if id_ != thread.message_id]
+            self.cursors.set(f"email:open:{thread.address}", json.dumps(waiting))
+            self.take_uid(thread.uidvalidity, thread.uid, DONE)
+
+    def still_open(self) -> list[Thread]:
+        """Every mail not yet closed (a crash or a stop came between its record and its mark)."""
+        found = [Thread.from_text(text)
+                 for text in self.cursors.with_prefix("email:mail:").values()]
+        return [thread for thread in found if thread.state != DONE]
+
+    def answering(self, address: str) -> Thread | None:
+        """The mail a reply to ``address`` answers: its oldest open one, else its latest."""
+        waiting = self._open_ids(address)
+        latest = self.cursors.get(f"email:latest:{address}")
+        for message_id in [*waiting, *([latest] if latest else [])]:
+            if (thread := self.mail(message_id)) is not None:
+                return thread
+        return None
+
+    def _open_ids(self, address: str) -> list[str]:
+        ids: list[str] = json.loads(self.cursors.get(f"email:open:{address}") or "[]")
+        return ids
+
+    # -- the day's replies -----------------------------------------------------------------------
+    def sent_today(self, address: str) -> int:
+        return int(self.cursors.get(self._sent_key(address)) or 0)
+
+    def count_sent(self, address: str) -> None:
+        self.cursors.set(self._sent_key(address), str(self.sent_today(address) + 1))
+
+    @staticmethod
+    def _sent_key(address: str) -> str:
+        return f"email:sent:{datetime.now(UTC).date().isoformat()}:{address}"

@@ -1,0 +1,104 @@
+"""The email tests' servers (a real Dovecot, aiosmtpd) and `frontdesk run` as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from tests.support.mail_servers import Dovecot, Smtp, dovecot_missing, email_env
+from tests.support.telegram_process import FOREIGN
+
+T = TypeVar("T")
+
+
+@pytest.fixture
+def dovecot(tmp_path: Path) -> Iterator[Dovecot]:
+    if (reason := dovecot_missing()) is not None:
+        pytest.skip(reason)
+    with Dovecot(tmp_path / "dovecot") as server:
+        yield server
+
+
+@pytest.fixture
+def smtp() -> Iterator[Smtp]:
+    with Smtp() as server:
+        yield server
+
+
+class DeskProcess:
+    """`frontdesk run` with email only (the offline model), restartable, killable."""
+
+    def __init__(self, home: Path, env: Mapping[str, str]) -> None:
+        self.home = home
+        self.log_path = home / "bot.log"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
+        self.env.update({"FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
+                         "FRONTDESK_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1",
+                         "FRONTDESK_MERGE_WINDOW": "0", "FRONTDESK_STREAM": "0",
+                         "FRONTDESK_GUEST_MESSAGES_PER_HOUR": "0",
+                         "FRONTDESK_WRITES_PER_SECOND": "1000"})
+        self.env.update(env)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start; return once the banner's email line is out (the mailbox is open)."""
+        home = self.home
+        home.mkdir(parents=True, exist_ok=True)
+        mark = self.log().count("Email:")
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli.main", "run"],
+                                         env=self.env, cwd=home, stdout=log, stderr=log,
+                                         stdin=subprocess.DEVNULL)
+        self.poll(lambda: self.log().count("Email:") > mark, 30)
+
+    def poll(self, predicate: Callable[[], T], timeout: float = 20.0) -> T:
+        deadline = time.monotonic() + timeout
+        while not (value := predicate()):
+            if self.proc is None or self.proc.poll() is not None:
+                raise AssertionError(f"the bot exited; log:\n{self.log()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out; bot log:\n{self.log()[-3000:]}")
+            time.sleep(0.02)
+        return value
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+            self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture
+def desk_process(tmp_path: Path, dovecot: Dovecot, smtp: Smtp
+                 ) -> Iterator[Callable[..., DeskProcess]]:
+    made: list[DeskProcess] = []
+
+    def make(**extra: str) -> DeskProcess:
+        env = email_env(dovecot, smtp, FRONTDESK_EMAIL_ALLOWED="@example.com", **extra)
+        made.append(DeskProcess(tmp_path / "home", env))
+        return made[-1]
+
+    yield make
+    for process in made:
+        process.stop()

@@ -1,0 +1,294 @@
+"""Real mail servers on loopback for the email tests: Debian's Dovecot (IMAP) and aiosmtpd.
+
+``Dovecot(folder)`` writes a throw-away config and password file under ``folder``, keeps its
+mail there too (no root-only path), and runs ``dovecot -F`` on a free loopback port with
+plaintext logins allowed (loopback only). Mail is delivered as a real server would have it
+filed: by IMAP APPEND (``deliver``). ``Smtp()`` is aiosmtpd in a thread, keeping every mail it
+accepted (``received``), and able to accept a mail and then stop answering (``hang_after``) so
+a test can kill the bot between the server's accept and the bot's mark.
+"""
+
+from __future__ import annotations
+
+import imaplib
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
+
+DESK = "desk@frontdesk.test"
+PASSWORD = "desk-secret-8"
+DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def dovecot_missing() -> str | None:
+    """Why the IMAP tests cannot run here, or None (``make test`` installs dovecot-imapd)."""
+    if not os.path.exists(DOVECOT):
+        return "Debian's dovecot-imapd is not installed (make test installs it with apt-get)"
+    return None
+
+
+CONFIG = """\
+base_dir = {root}/run
+state_dir = {root}/state
+log_path = {root}/dovecot.log
+protocols = imap
+listen = 127.0.0.1
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+mail_location = maildir:{root}/mail/%u
+first_valid_uid = 0
+default_login_user = {login_user}
+default_internal_user = {internal_user}
+default_internal_group = {internal_group}
+imap_idle_notify_interval = 1 secs
+passdb {{
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u {root}/passwd
+}}
+userdb {{
+  driver = static
+  args = uid={uid} gid={gid} home={root}/mail/%u
+}}
+service imap-login {{
+  inet_listener imap {{
+    address = 127.0.0.1
+    port = {port}
+  }}
+  inet_listener imaps {{
+    port = 0
+  }}
+}}
+service stats {{
+  unix_listener stats-reader {{
+    mode = 0666
+  }}
+  unix_listener stats-writer {{
+    mode = 0666
+  }}
+}}
+"""
+
+
+class Dovecot:
+    """A Dovecot IMAP server of its own: one mailbox, ``DESK`` with ``PASSWORD``."""
+
+    def __init__(self, root: Path, *, idle: bool = True) -> None:
+        self.idle = idle  # False: the server does not offer IDLE (the desk polls)
+        # As root, dovecot's own users read the config and mail: a folder they can reach
+        # (pytest's tmp folders are root's alone), removed again at exit.
+        self.own_root = os.getuid() == 0
+        self.root = Path(tempfile.mkdtemp(prefix="frontdesk-dovecot-")) if self.own_root \
+            else root
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Dovecot:
+        for sub in ("run", "state", "mail"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        (self.root / "passwd").write_text(f"{DESK}:{{PLAIN}}{PASSWORD}\n")
+        uid, gid = os.getuid(), os.getgid()
+        me = pwd.getpwuid(uid).pw_name
+        if uid == 0:  # dovecot never keeps mail as root: as root, its own user keeps it
+            owner = pwd.getpwnam("dovecot")
+            uid, gid = owner.pw_uid, owner.pw_gid
+            os.chown(self.root / "mail", uid, gid)
+        # dovecot runs its login processes as an unprivileged user
+        unprivileged = "dovenull" if os.getuid() == 0 else me
+        internal = "dovecot" if os.getuid() == 0 else me
+        group = "dovecot" if os.getuid() == 0 else me
+        config = self.root / "dovecot.conf"
+        config.write_text(CONFIG.format(root=self.root, port=self.port, uid=uid, gid=gid,
+                                        login_user=unprivileged, internal_user=internal,
+                                        internal_group=group)
+                          + ("" if self.idle else "imap_capability = IMAP4rev1 LITERAL+\n"))
+        if os.getuid() == 0:  # the login and auth processes read these as dovecot's own users
+            os.chmod(self.root, 0o755)
+            os.chmod(self.root / "passwd", 0o644)
+        self.proc = subprocess.Popen([DOVECOT, "-F", "-c", str(config)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"dovecot did not start: {self.log()}") from None
+                time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if self.own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def log(self) -> str:
+        path = self.root / "dovecot.log"
+        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+    def imap(self) -> imaplib.IMAP4:
+        client = imaplib.IMAP4("127.0.0.1", self.port)
+        client.login(DESK, PASSWORD)
+        return client
+
+    def deliver(self, mail: EmailMessage | bytes, folder: str = "INBOX") -> None:
+        """File a mail in ``folder`` as the server's delivery would (IMAP APPEND)."""
+        raw = mail if isinstance(mail, bytes) else mail.as_bytes(policy=policy.SMTP)
+        client = self.imap()
+        try:
+            client.append(folder, "", imaplib.Time2Internaldate(time.time()), raw)
+        finally:
+            client.logout()
+
+    def flags(self, folder: str = "INBOX") -> dict[str, str]:
+        """Each mail's Message-ID with its flags."""
+        client = self.imap()
+        try:
+            _, count = client.select(folder, readonly=True)
+            if count[0] in (None, b"0"):
+                return {}
+            found: dict[str, str] = {}
+            _, data = client.fetch("1:*", "(FLAGS BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
+            for item in data:
+                if isinstance(item, tuple):
+                    header = message_from_bytes(item[1], policy=policy.default)
+                    found[str(header.get("Message-ID", ""))] = item[0].decode()
+            return found
+        finally:
+            client.logout()
+
+    def reset_folder(self, folder: str) -> None:
+        """Delete and create ``folder`` again: a new UIDVALIDITY, every UID starting over."""
+        client = self.imap()
+        try:
+            client.delete(folder)
+            client.create(folder)
+        finally:
+            client.logout()
+
+    def create(self, folder: str) -> None:
+        client = self.imap()
+        try:
+            client.create(folder)
+        finally:
+            client.logout()
+
+
+class _Keeper:
+    """aiosmtpd's handler: keeps each accepted mail; ``hang`` holds the answer after DATA."""
+
+    def __init__(self) -> None:
+        self.received: list[EmailMessage] = []
+        self.arrived = threading.Condition()
+        self.hang = threading.Event()  # set: a mail is kept, then its "250 OK" never comes
+        self.hang_before = threading.Event()  # set: a mail is neither kept nor answered
+        self.reached = threading.Event()  # a mail came while one of them was set
+
+    async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
+        import asyncio
+
+        if self.hang_before.is_set():
+            self.reached.set()
+            await asyncio.Event().wait()  # the bot is killed while it waits
+        content = envelope.original_content or b""
+        mail = message_from_bytes(content, policy=policy.default)
+        assert isinstance(mail, EmailMessage)
+        with self.arrived:
+            self.received.append(mail)
+            self.arrived.notify_all()
+        if self.hang.is_set():
+            self.reached.set()
+            await asyncio.Event().wait()  # the bot is killed while it waits for the answer
+        return "250 OK"
+
+
+def _authenticate(server: Any, session: Session, envelope: Envelope, mechanism: str,
+                  data: Any) -> AuthResult:
+    good = isinstance(data, LoginPassword) and data.login.decode() == DESK \
+        and data.password.decode() == PASSWORD
+    return AuthResult(success=good)
+
+
+class Smtp:
+    """aiosmtpd on a free loopback port, in a thread; what it accepted is in ``received``."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.keeper = _Keeper()
+        self.controller = Controller(self.keeper, hostname="127.0.0.1", port=self.port,
+                                     authenticator=_authenticate, auth_require_tls=False,
+                                     auth_exclude_mechanism=["LOGIN"])
+
+    def __enter__(self) -> Smtp:
+        self.controller.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.controller.stop()
+
+    @property
+    def received(self) -> list[EmailMessage]:
+        return list(self.keeper.received)
+
+    def wait_for(self, count: int, timeout: float = 20.0) -> list[EmailMessage]:
+        """The mails received, once there are at least ``count`` (AssertionError at the
+        deadline)."""
+        with self.keeper.arrived:
+            if not self.keeper.arrived.wait_for(lambda: len(self.keeper.received) >= count,
+                                                timeout):
+                raise AssertionError(f"{len(self.keeper.received)} mails arrived, not {count}")
+            return list(self.keeper.received)
+
+    def to(self, address: str) -> list[EmailMessage]:
+        return [mail for mail in self.received if address in str(mail.get("To", ""))]
+
+
+def mail(sender: str, subject: str, text: str, *, message_id: str,
+         **headers: str) -> EmailMessage:
+    """A plain mail to the desk; ``headers`` as keyword arguments (underscores for dashes)."""
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = DESK
+    message["Subject"] = subject
+    message["Message-ID"] = message_id
+    message["Date"] = "Mon, 06 Jan 2025 10:00:00 +0000"
+    for name, value in headers.items():
+        message[name.replace("_", "-")] = value
+    message.set_content(text)
+    return message
+
+
+def email_env(dovecot: Dovecot, smtp: Smtp, **extra: str) -> dict[str, str]:
+    """The FRONTDESK_EMAIL_* settings pointing at these two servers."""
+    env = {"FRONTDESK_EMAIL_ADDRESS": DESK, "FRONTDESK_EMAIL_IMAP_HOST": "127.0.0.1",
+           "FRONTDESK_EMAIL_IMAP_PORT": str(dovecot.port),
+           "FRONTDESK_EMAIL_SMTP_HOST": "127.0.0.1", "FRONTDESK_EMAIL_SMTP_PORT": str(smtp.port),
+           "FRONTDESK_EMAIL_SECURITY": "none", "FRONTDESK_EMAIL_PASSWORD": PASSWORD}
+    env.update(extra)
+    return env
