@@ -116,6 +116,10 @@ class IncomingMessage:
     is_private: bool = True
     attachments: tuple[Attachment, ...] = ()
     user_handle: str = ""  # the platform's @username, when it has one (pairing shows it)
+    # its answer is a draft the owner approves, never sent to the sender by itself
+    # (an email guest outside the allowlist, a failed DMARC check, a Reply-To elsewhere)
+    needs_approval: bool = False
+    reply_to: str = ""  # where an approved answer goes instead of chat_id, when set
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for the inbox (recovery rebuilds the message from it)."""

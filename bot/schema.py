@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.access import people
-from bot.delivery import files, ledger, notifier, shown
+from bot.delivery import drafts, files, ledger, notifier, shown
 from bot.meetings import store as meetings
 from bot.models import choices, costs
 from bot.reminders import store as reminders
@@ -45,6 +45,7 @@ MIGRATIONS: list[Migration] = [
     *choices.MIGRATIONS,  # each chat's /model choice
     *reminders.MIGRATIONS,  # reminders and their repeats
     *meetings.MIGRATIONS,  # meeting requests and bookings
+    *drafts.MIGRATIONS,  # replies held for the owner's approval
 ]
 
 

@@ -68,7 +68,7 @@ def compose_reply(*, desk_address: str, to: str, subject: str, in_reply_to: str,
 
 
 def _attach(mail: EmailMessage, file: OutgoingFile) -> None:
-    maintype, _, subtype = (file.mime or "application/octet-stream").partition("/")
+    maintype, subtype = (file.mime or "application/octet-stream").partition("/")[::2]
     if (maintype, subtype) == ("text", "calendar") or file.name.lower().endswith(".ics"):
         found = _METHOD_LINE.search(file.data)
         method = found.group(1).decode("ascii").upper() if found else "REQUEST"
