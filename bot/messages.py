@@ -273,6 +273,12 @@ class Inbound(Protocol[AdapterT]):
         """A button press (``press_id``: the platform's id of it, to tell a replay)."""
         ...
 
+    def handled(self, platform: str, chat_id: str, message_id: str) -> bool:
+        """Whether a recorded message's turn is over: its answer handed to the outbox (for a
+        message that ``needs_approval``, the owner's draft card), or it failed for good. The
+        email adapter marks a mail ``\\Seen`` only then."""
+        ...
+
     async def attach(self, adapter: AdapterT, *, recover: bool = True,
                      background: bool = False) -> None:
         """Start serving a platform: send what is owed to it, answer what is open."""

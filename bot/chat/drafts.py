@@ -46,7 +46,8 @@ def card(draft: Draft, platform: str) -> str:
     theirs = "\n".join(lines)[:THEIR_CHARS] or "(no text)"
     asked = Notice(("A reply waits for your approval. ", Theirs(draft.sender),
                     f" wrote on {draft.platform}:"), (theirs,))
-    answer = Notice(("My draft:",), (draft.text,))
+    with_file = ("My draft, with ", Theirs(draft.file.name), ":") if draft.file else ()
+    answer = Notice(with_file or ("My draft:",), (draft.text,))
     if platform == "console":  # a terminal shows text as it is
         return f"{asked.plain()}\n\n{answer.plain()}"
     return f"{asked.markdown()}\n\n{answer.markdown()}"

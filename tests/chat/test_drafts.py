@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.chat.decisions import NOT_OWNER, STALE
-from bot.chat.drafts import DROP_LABEL, SEND_LABEL
-from bot.messages import Button, IncomingMessage
+from bot.chat.drafts import DROP_LABEL, SEND_LABEL, THEIR_LINES, card
+from bot.delivery.drafts import Draft
+from bot.messages import Button, IncomingMessage, OutgoingFile
 from tests.support.harness import GUEST, OWNER, OWNER_CHAT, Harness, HarnessFactory
 
 SENDER_CHAT = "mail-ann"
@@ -31,6 +32,7 @@ def card_buttons(harness: Harness) -> dict[str, Button]:
 
 
 async def test_the_owner_gets_the_card_and_the_sender_nothing(harness: Harness) -> None:
+    assert not harness.gateway.handled("telegram", SENDER_CHAT, "m-1")
     reply = await harness.gateway.handle(guest_mail(harness, "Hello\nCan we meet on Friday?"))
     assert reply is not None and reply.route == "draft"
     assert harness.adapter.to(SENDER_CHAT) == []
@@ -42,6 +44,7 @@ async def test_the_owner_gets_the_card_and_the_sender_nothing(harness: Harness) 
     assert all(len(b.token) == len("draft.") + 22 for b in buttons.values())
     status = harness.services.delivery.inbox.status("telegram", SENDER_CHAT, "m-1")
     assert status == "answered"  # the owner's card counts as handled
+    assert harness.gateway.handled("telegram", SENDER_CHAT, "m-1")
 
 
 async def test_send_queues_one_reply_even_when_pressed_twice(harness: Harness) -> None:
@@ -124,3 +127,15 @@ async def test_the_same_message_answered_again_keeps_one_draft_and_one_card(
     assert len(card_buttons(harness)) == 2
     count = harness.services.db.writer.execute("SELECT count(*) FROM drafts").fetchone()[0]
     assert count == 1
+
+
+def test_the_card_quotes_their_words_and_the_draft_as_text() -> None:
+    draft = Draft("d1", "email", "ann@example.com", "<m1@x>", "ann@example.com",
+                  "Ann <ann@example.com>", "[click](http://evil.example)\n**urgent**\n" * 20,
+                  "Tuesday works.", OutgoingFile("meeting.ics", "text/calendar", b"x"))
+    shown = card(draft, "telegram")
+    assert "\\[click\\]\\(http://evil\\.example\\)" in shown and "\\*\\*urgent" in shown
+    assert shown.count("urgent") == THEIR_LINES // 2  # only the beginning of their mail
+    assert "meeting\\.ics" in shown and "> Tuesday works\\." in shown
+    plain = card(draft, "console")
+    assert "[click](http://evil.example)" in plain and "Tuesday works." in plain
