@@ -28,6 +28,7 @@ _REPLY_PREFIX = re.compile(
     re.IGNORECASE)
 _METHOD_LINE = re.compile(rb"^METHOD:([A-Za-z-]+)\s*$", re.MULTILINE)
 MAX_SUBJECT_CHARS = 200
+MAX_REFERENCES = 20  # ids of a thread's earlier mails kept in References
 
 
 def reply_subject(subject: str) -> str:
@@ -49,15 +50,16 @@ def compose_reply(*, desk_address: str, to: str, subject: str, in_reply_to: str,
                   files: Sequence[OutgoingFile]) -> EmailMessage:
     """The reply to one mail, ready for SMTP."""
     mail = EmailMessage()
-    mail["From"] = desk_address
-    mail["To"] = to
+    mail["From"] = _one_line(desk_address)
+    mail["To"] = _one_line(to)  # from the mail's headers: no line break may inject one
     mail["Subject"] = reply_subject(subject)
     mail["Date"] = formatdate(localtime=False, usegmt=True)
     mail["Message-ID"] = message_id_for(part_key, desk_address)
-    original = in_reply_to.strip()
+    original = _one_line(in_reply_to)
     if original:
         mail["In-Reply-To"] = original
-    chain = " ".join([*references.split(), *([original] if original else [])])
+    # long threads' References are cut from the front (RFC 5322 allows dropping the middle)
+    chain = " ".join([*references.split()[-MAX_REFERENCES:], *([original] if original else [])])
     if chain:
         mail["References"] = chain
     mail["Auto-Submitted"] = "auto-replied"
@@ -65,6 +67,10 @@ def compose_reply(*, desk_address: str, to: str, subject: str, in_reply_to: str,
     for file in files:
         _attach(mail, file)
     return mail
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())
 
 
 def _attach(mail: EmailMessage, file: OutgoingFile) -> None:

@@ -94,3 +94,19 @@ def test_a_calendar_file_without_a_method_is_a_request() -> None:
     mail = reply(files=(OutgoingFile("m.ics", "text/calendar", plain),))
     calendar = list(mail.iter_parts())[1]
     assert calendar.get_param("method") == "REQUEST"
+
+
+def test_line_breaks_in_what_came_from_the_mail_inject_no_header() -> None:
+    mail = reply(to="ann@example.com\r\nBcc: victim@example.net",
+                 subject="Hi\r\nBcc: victim@example.net",
+                 in_reply_to="<m2@example.com>\r\nBcc: victim@example.net")
+    assert mail["Bcc"] is None
+    assert all("\n" not in str(value) for value in mail.values())
+    assert mail["Subject"] == "Re: Hi Bcc: victim@example.net"  # one line, text only
+
+
+def test_a_long_thread_keeps_the_latest_references() -> None:
+    chain = " ".join(f"<m{i}@example.com>" for i in range(100))
+    refs = reply(references=chain)["References"].split()
+    assert refs[-1] == "<m2@example.com>" and refs[-2] == "<m99@example.com>"
+    assert len(refs) == 21
