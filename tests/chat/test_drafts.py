@@ -9,7 +9,7 @@ from bot.chat.decisions import NOT_OWNER, STALE
 from bot.chat.drafts import DROP_LABEL, SEND_LABEL, THEIR_LINES, card
 from bot.delivery.drafts import Draft
 from bot.messages import Button, IncomingMessage, OutgoingFile
-from tests.support.harness import GUEST, OWNER, OWNER_CHAT, Harness, HarnessFactory
+from tests.support.harness import GUEST, OWNER, OWNER_CHAT, Harness, HarnessFactory, until
 
 SENDER_CHAT = "mail-ann"
 
@@ -139,3 +139,16 @@ def test_the_card_quotes_their_words_and_the_draft_as_text() -> None:
     assert "meeting\\.ics" in shown and "> Tuesday works\\." in shown
     plain = card(draft, "console")
     assert "[click](http://evil.example)" in plain and "Tuesday works." in plain
+
+
+async def test_a_mail_received_before_a_crash_is_still_a_draft_after_it(
+        make_harness: HarnessFactory) -> None:
+    first = await make_harness()
+    accepted = first.gateway.accept(guest_mail(first, "Can we meet?", reply_to="mail-office"))
+    assert accepted is not None  # recorded, then the process died before any answer
+    again = await make_harness()  # the backlog answers what was left open
+    await until(lambda: again.adapter.to(OWNER_CHAT))
+    assert again.adapter.to(SENDER_CHAT) == [] and again.adapter.to("mail-office") == []
+    assert again.gateway.handled("telegram", SENDER_CHAT, "m-1")
+    await again.gateway.press("telegram", OWNER, card_buttons(again)[SEND_LABEL].token)
+    assert len(again.adapter.to("mail-office")) == 1
