@@ -116,6 +116,10 @@ class IncomingMessage:
     is_private: bool = True
     attachments: tuple[Attachment, ...] = ()
     user_handle: str = ""  # the platform's @username, when it has one (pairing shows it)
+    # its answer is a draft the owner approves, never sent to the sender by itself
+    # (an email guest outside the allowlist, a failed DMARC check, a Reply-To elsewhere)
+    needs_approval: bool = False
+    reply_to: str = ""  # where an approved answer goes instead of chat_id, when set
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for the inbox (recovery rebuilds the message from it)."""
@@ -267,6 +271,12 @@ class Inbound(Protocol[AdapterT]):
     async def press(self, platform: str, user_id: str, token: str,
                     press_id: str | None = None) -> PressResult:
         """A button press (``press_id``: the platform's id of it, to tell a replay)."""
+        ...
+
+    def handled(self, platform: str, chat_id: str, message_id: str) -> bool:
+        """Whether a recorded message's turn is over: its answer handed to the outbox (for a
+        message that ``needs_approval``, the owner's draft card), or it failed for good. The
+        email adapter marks a mail ``\\Seen`` only then."""
         ...
 
     async def attach(self, adapter: AdapterT, *, recover: bool = True,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.access import people
-from bot.delivery import files, ledger, notifier, shown
+from bot.delivery import drafts, files, ledger, notifier, shown
 from bot.meetings import extras as meeting_extras
 from bot.meetings import store as meetings
 from bot.models import choices, costs
@@ -48,6 +48,7 @@ MIGRATIONS: list[Migration] = [
     *meetings.MIGRATIONS,  # meeting requests and bookings
     *vacuum.MIGRATIONS,  # the file set up to give freed pages back (bot.retention)
     *meeting_extras.MIGRATIONS,  # a booked event's sequence and link; reschedules
+    *drafts.MIGRATIONS,  # replies held for the owner's approval
 ]
 
 

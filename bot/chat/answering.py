@@ -5,7 +5,8 @@ counted first (a message whose answer crashed the process ``MAX_TRIES`` times is
 visibly), a too-long text is refused before any model reads it, files become text and images
 (``bot.media.attachments``, built on first use), the handlers (``bot.chat.handlers``) are asked
 in order within the answer deadline while the answer is shown as it is written
-(``bot.delivery.live``), and the reply goes out through the outbox before its messages are
+(``bot.delivery.live``), and the reply goes out through the outbox (or, when the message
+needs the owner's approval, is held as a draft: ``bot.chat.drafts``) before its messages are
 closed in the inbox. A clean stop gives the tries back; a full disk holds the turn, open, for
 when there is room (``bot.chat.held``: not a failure, not a crash); any other failure is a
 visible answer.
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.chat.bursts import merged
 from bot.chat.decisions import FAILURE
+from bot.chat.drafts import OwnerDrafts
 from bot.chat.handlers import Handler, Turn
 from bot.chat.held import HeldTurns
 from bot.chat.senders import history_key, run_id_for, storable
@@ -55,13 +57,14 @@ class Answerer:
                  memory: Memory, runs: Runs, deadline: float,
                  make_files: Callable[[], Attachments], live: LiveReplies | None = None,
                  turns: Turns | None = None, held: HeldTurns | None = None,
-                 gates: Sequence[Handler] = ()) -> None:
+                 gates: Sequence[Handler] = (), drafts: OwnerDrafts | None = None) -> None:
         """``handlers`` in the order they are asked; ``gates`` are asked first, before a
         message's files are read (a guest past their share pays for no transcription either);
         ``deadline`` seconds per turn;
         ``make_files`` builds the attachments pipeline on the first message with files;
         ``turns`` is told where a lone line's answer shows (a shown text ends its chance to
-        give way to its burst); ``held`` keeps the turns a full disk stopped."""
+        give way to its burst); ``held`` keeps the turns a full disk stopped; ``drafts``
+        holds the answer to a message that needs the owner's approval."""
         self.inbox = inbox
         self.outbox = outbox
         self.handlers = list(handlers)
@@ -73,6 +76,7 @@ class Answerer:
         self.live = live
         self.turns = turns
         self.held = held
+        self.drafts = drafts
         self._files: Attachments | None = None
 
     @property
@@ -116,12 +120,15 @@ class Answerer:
             if self.held is not None and disk_full(exc):
                 raise  # not a failure to show: held, answered once there is room
             reply = self._failed(msg, exc, deadline.expired())
-        await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
-                                  reply.buttons, file=reply.file)
+        if msg.needs_approval and self.drafts is not None:  # to the owner, not the sender
+            reply = await self.drafts.hold(msg, reply)
+        else:
+            await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text,
+                                      reply.buttons, file=reply.file)
         status = "failed" if reply.route == "failed" else "answered"
         self.inbox.finish_all(msg.platform, msg.chat_id, ids, status, reply.route)
         self.discard(msg)
-        if reply.route not in {"command", "failed"}:
+        if reply.route not in {"command", "failed", "draft"}:
             self.memory.add_history(history_key(msg), "assistant", reply.text)
         return reply
 
@@ -142,7 +149,8 @@ class Answerer:
         for id_ in ids:
             self.inbox.fail(msg.platform, msg.chat_id, id_, f"gave up after {crashes} tries")
         reply = Reply(GAVE_UP.format(crashes), "failed", run_id_for(msg))
-        await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
+        if not msg.needs_approval:  # nothing reaches an unapproved sender by itself
+            await self.outbox.deliver(msg.platform, msg.chat_id, msg.message_id, reply.text)
         self.discard(msg)  # set aside: its files are not needed any more
         return reply
 
@@ -173,7 +181,7 @@ class Answerer:
 
     def _showing(self, msg: IncomingMessage) -> contextlib.AbstractAsyncContextManager[Any]:
         """The answer to ``msg`` shown in its chat as it is written (FRONTDESK_STREAM)."""
-        if self.live is None:
+        if self.live is None or msg.needs_approval:  # a draft is shown to no one as written
             return contextlib.nullcontext()
         return self.live.showing(msg.platform, msg.chat_id, msg.message_id, msg.is_private)
 

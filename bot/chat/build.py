@@ -25,6 +25,8 @@ from bot.chat.bursts import Bursts
 from bot.chat.chat_runs import ChatRunner
 from bot.chat.commands import CommandHandler
 from bot.chat.decisions import Decisions, PressKinds, WaitRules, decided, owner_presses
+from bot.chat.drafts import KIND as DRAFT_KIND
+from bot.chat.drafts import OwnerDrafts
 from bot.chat.gateway import Gateway
 from bot.chat.guest_limits import GuestCaps, GuestLimits, limit_graph
 from bot.chat.handlers import (
@@ -90,7 +92,10 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     if "propose_meeting" not in tools.registry.names():
         tools.registry.register(meeting_tool(meeting_chat.propose))
         tools.registry.register(move_tool(meeting_chat.move))
-    decisions = build_decisions(delivery, admission, flows, meeting_chat, locks)
+    drafts = OwnerDrafts(drafts=delivery.drafts, buttons=delivery.buttons,
+                         outbox=delivery.outbox, notifier=delivery.notifier,
+                         access=admission.access, locks=locks)  # replies the owner approves
+    decisions = build_decisions(delivery, admission, flows, meeting_chat, locks, drafts)
     turns = Turns(Bursts(settings.merge_window), locks, delivery.inbox, flows.store,
                   flows.runs)  # a lone line answered at once, the lines of a burst as one
     workflows = {w.name: w for w in (flows.triage, flows.loop, flows.content, flows.brief,
@@ -116,7 +121,8 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
     answerer = Answerer(inbox=delivery.inbox, outbox=delivery.outbox, handlers=handlers,
                         memory=memory, runs=flows.runs, deadline=settings.answer_deadline,
                         make_files=lambda: attachments_for(settings, models.spend_log),
-                        live=delivery.live, turns=turns, held=held, gates=gates)
+                        live=delivery.live, turns=turns, held=held, gates=gates,
+                        drafts=drafts)
     delivery.disk.on_room(lambda: held.answer_all(answerer.answer))
 
     async def prune_traces() -> None:
@@ -124,6 +130,7 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
 
     async def queue_owed() -> None:
         await decisions.queue_owed_outcomes(time.time() - OWED_WINDOW_S)
+        await drafts.queue_owed()
 
     gateway = Gateway(
         access=admission.access, inbox=delivery.inbox, outbox=delivery.outbox,
@@ -138,7 +145,8 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
 
 
 def build_decisions(delivery: Delivery, admission: Admission, flows: Flows,
-                    meeting_chat: MeetingChat, locks: ChatLocks) -> Decisions:
+                    meeting_chat: MeetingChat, locks: ChatLocks,
+                    drafts: OwnerDrafts) -> Decisions:
     """The owner's decisions, with the meeting's guest and relayed waits and the handlers of
     the button kinds that have no run's wait behind them."""
     rules = WaitRules(
@@ -146,7 +154,7 @@ def build_decisions(delivery: Delivery, admission: Admission, flows: Flows,
         owner_nodes=frozenset(("meeting", node) for node in meeting.OWNER_NODES))
     kinds = PressKinds(
         handlers={PAIRING_KIND: owner_presses(admission.access, admission.strangers),
-                  MEETING_KIND: decided(meeting_chat.press)},
+                  MEETING_KIND: decided(meeting_chat.press), DRAFT_KIND: drafts.press},
         legacy_prefixes={PAIRING_RUN: PAIRING_KIND, CANCEL: MEETING_KIND})
     return Decisions(buttons=delivery.buttons, cursors=delivery.cursors,
                      run_chats=delivery.run_chats, outbox=delivery.outbox, store=flows.store,

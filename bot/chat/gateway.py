@@ -124,6 +124,11 @@ class Gateway:
         """An update that cannot be read: recorded as failed, so it is skipped for good."""
         self.inbox.record_failed(platform, chat_id, message_id, user_id, dict(payload), reason)
 
+    def handled(self, platform: str, chat_id: str, message_id: str) -> bool:
+        """Whether a recorded message's turn is over (answered, its answer or the owner's
+        draft card handed to the outbox; or set aside as failed)."""
+        return self.inbox.status(platform, chat_id, message_id) in {"answered", "failed"}
+
     async def process(self, accepted: Accepted, *, gather: bool = True) -> Reply | None:
         """Answer an accepted message; a stranger's is ``bot.access.pairing``'s. A lone line
         is answered at once; lines of a burst (``gather``) once the person pauses, as one:

@@ -17,6 +17,7 @@ from bot.config.settings import Settings
 from bot.delivery.buttons import Buttons
 from bot.delivery.cursors import Cursors
 from bot.delivery.disk import DiskWatch
+from bot.delivery.drafts import Drafts
 from bot.delivery.files import OutboxFiles
 from bot.delivery.inbox import Inbox
 from bot.delivery.ledger import ledger_stores
@@ -44,6 +45,7 @@ class Delivery:
     live: LiveReplies  # an answer shown as it is written (FRONTDESK_STREAM)
     notifier: OwnerNotifier  # urgent messages to the owner, at most so many an hour
     disk: DiskWatch  # a full disk: said once, watched until there is room
+    drafts: Drafts  # replies held for the owner's approval
 
     async def tell_owner(self, origin: str, key: str, text: str,
                          file: OutgoingFile | None = None) -> None:
@@ -65,4 +67,4 @@ def build(settings: Settings, db: Database, *, clock: Callable[[], float] = time
     notifier = OwnerNotifier(settings, outbox, NoticeLog(db), clock=clock, sleep=sleep)
     disk = DiskWatch(settings.home, outbox, notifier, ledger.cursors)
     return Delivery(ledger.inbox, ledger.parts, ledger.buttons, ledger.cursors,
-                    ledger.run_chats, outbox, live, notifier, disk)
+                    ledger.run_chats, outbox, live, notifier, disk, Drafts(db))

@@ -79,7 +79,8 @@ class EmailAdapter:
 
     async def _mail(self, address: str, text: str, files: Sequence[OutgoingFile],
                     key: str | None) -> str:
-        thread = self.threads.answering(address) or Thread(message_id="", address=address)
+        thread = (self.threads.answering(address) or self.threads.replying_to(address)
+                  or Thread(message_id="", address=address))
         if thread.never:
             raise Undeliverable(f"never answered: {thread.never}")
         return await self.reply(thread, text, files, key or f"{address}|{thread.message_id}")

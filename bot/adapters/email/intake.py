@@ -147,9 +147,8 @@ class EmailIntake:
             platform=PLATFORM, chat_id=thread.address, message_id=message_id,
             user_id=thread.address, user_name=sender_name or thread.address,
             text=f"Subject: {thread.subject}\n\n{text.text}".strip(), is_private=True)
-        if needs_approval(whole, thread.address, self.settings) and hasattr(
-                message, "needs_approval"):  # the chat layer's drafts (the mailparts branch)
-            message = replace(message, needs_approval=True)  # type: ignore[call-arg,unused-ignore]
+        if needs_approval(whole, thread.address, self.settings):  # a draft the owner approves
+            message = replace(message, needs_approval=True, reply_to=thread.reply_to)
         with self.threads.cursors.together():
             accepted = self.desk.accept(message)
             self.threads.opened(thread)

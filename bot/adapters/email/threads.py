@@ -105,6 +105,14 @@ class Threads:
                 return thread
         return None
 
+    def replying_to(self, address: str) -> Thread | None:
+        """An approved draft sent to a mail's Reply-To: that mail's thread, addressed there."""
+        for text in self.cursors.with_prefix("email:mail:").values():
+            thread = Thread.from_text(text)
+            if thread.reply_to and thread.reply_to == address:
+                return replace(thread, address=address)
+        return None
+
     def _open_ids(self, address: str) -> list[str]:
         ids: list[str] = json.loads(self.cursors.get(f"email:open:{address}") or "[]")
         return ids
