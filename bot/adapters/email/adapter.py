@@ -19,9 +19,10 @@ from collections.abc import Sequence
 import aiosmtplib
 
 from bot.adapters.email.composing import compose_reply
+from bot.adapters.email.files import MailFiles
 from bot.adapters.email.threads import Thread, Threads
 from bot.config.email_settings import EmailSettings
-from bot.messages import Button, OutgoingFile, Undeliverable
+from bot.messages import Attachment, Button, OutgoingFile, Undeliverable
 
 log = logging.getLogger(__name__)
 PLATFORM = "email"
@@ -58,9 +59,11 @@ class EmailAdapter:
     platform = PLATFORM
     caption_limit = 100_000  # a file rides in the same mail as the text
 
-    def __init__(self, settings: EmailSettings, threads: Threads) -> None:
+    def __init__(self, settings: EmailSettings, threads: Threads,
+                 files: MailFiles | None = None) -> None:
         self.settings = settings
         self.threads = threads
+        self.files = files or MailFiles(settings, 20_000_000)
 
     def split(self, text: str) -> list[str]:
         """A mail has room for the whole answer: one part, one mail."""
@@ -73,6 +76,10 @@ class EmailAdapter:
     async def send_file(self, chat_id: str, file: OutgoingFile, caption: str = "",
                         buttons: list[Button] | None = None, *, key: str | None = None) -> str:
         return await self._mail(chat_id, caption, (file,), key)
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
+        """A mail's file, for the media pipeline (``bot.adapters.email.files``)."""
+        return await self.files.fetch(attachment, max_bytes)
 
     async def owner_chat(self) -> str | None:
         return None  # email never reaches (or makes) the owner
