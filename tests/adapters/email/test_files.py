@@ -63,6 +63,11 @@ def test_a_mail_over_the_file_cap_is_not_downloaded_and_its_sender_told_once(
     assert "No runs yet." in frontdesk(desk, "runs")  # never read: no run, no model call
     dovecot.deliver(mail(ANA, "Small", "And a short question?", message_id="<small@example.com>"))
     smtp.wait_for(2)
+    desk.poll(lambda: "ana@example.com" in frontdesk(desk, "people"))
+    listed = frontdesk(desk, "people")
+    assert "Email correspondents" in listed
+    [line] = [line for line in listed.splitlines() if "ana@example.com" in line]
+    assert line.startswith("email") and "1 mail " in line and "Ana Lima" in line
     desk.stop()
     desk.start()  # a restart does not tell the sender again
     dovecot.deliver(mail(ANA, "Later", "One more.", message_id="<later@example.com>"))
