@@ -53,6 +53,14 @@ def message_id_of(mail: EmailMessage, uidvalidity: str, uid: int) -> str:
     return f"<no-id.{digest}@frontdesk>"
 
 
+def headed(subject: str, text: str) -> str:
+    """What the desk reads: a new mail's subject, then its text; a reply ("Re: …") only its
+    text, so an answer such as "2" to the desk's numbered times is read as typed."""
+    if subject.strip().lower().startswith("re:") and text.strip():
+        return text.strip()
+    return f"Subject: {subject}\n\n{text}".strip()
+
+
 def needs_approval(mail: EmailMessage, sender: str, settings: EmailSettings) -> bool:
     """A guest (not in FRONTDESK_EMAIL_ALLOWED), a forged domain (dmarc=fail), or a Reply-To
     elsewhere than From: the answer is a draft the owner approves."""
@@ -148,7 +156,7 @@ class EmailIntake:
         message = IncomingMessage(
             platform=PLATFORM, chat_id=thread.address, message_id=message_id,
             user_id=thread.address, user_name=sender_name or thread.address,
-            text=f"Subject: {thread.subject}\n\n{text.text}".strip(), is_private=True,
+            text=headed(thread.subject, text.text), is_private=True,
             attachments=self.adapter.files.keep(validity, uid, text.attachments))
         if needs_approval(whole, thread.address, self.settings) and hasattr(
                 message, "needs_approval"):  # the chat layer's drafts (the mailparts branch)
