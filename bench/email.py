@@ -36,8 +36,8 @@ from pathlib import Path
 sys.path.remove(str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.adapters.email.conftest import DeskProcess  # noqa: E402
-from tests.support.mail_servers import (  # noqa: E402
+from tests.adapters.email.conftest import DeskProcess
+from tests.support.mail_servers import (
     Dovecot,
     Smtp,
     dovecot_missing,

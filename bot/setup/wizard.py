@@ -52,6 +52,11 @@ class Platform:
     write_now: Callable[[Who], str]  # what to do so the wizard learns the owner's id
 
 
+def or_default(check: Callable[[str], str], default: str) -> Callable[[str], str]:
+    """``check`` of the answer, or of ``default`` when the answer is empty."""
+    return lambda raw: check(raw or default)
+
+
 class Wizard:
     """The questions, in order; ``answers`` collects what goes into ``.env``."""
 
@@ -144,10 +149,9 @@ class Wizard:
                                    check("FRONTDESK_EMAIL_ADDRESS"))
         domain = address.rpartition("@")[2]
         for kind in ("IMAP", "SMTP"):
-            name = f"FRONTDESK_EMAIL_{kind}_HOST"
             guess = f"{kind.lower()}.{domain}"
             self.until_valid(f"{kind} server [{guess}]: ",
-                             lambda raw, name=name, guess=guess: check(name)(raw or guess),
+                             or_default(check(f"FRONTDESK_EMAIL_{kind}_HOST"), guess),
                              allow_empty=True)
         local = is_loopback(trial["FRONTDESK_EMAIL_IMAP_HOST"]) and is_loopback(
             trial["FRONTDESK_EMAIL_SMTP_HOST"])
@@ -159,9 +163,8 @@ class Wizard:
         trial["FRONTDESK_EMAIL_SECURITY"] = security
         ports = {"tls": ("993", "465"), "starttls": ("143", "587"), "none": ("143", "25")}
         for kind, port in zip(("IMAP", "SMTP"), ports[security], strict=True):
-            name = f"FRONTDESK_EMAIL_{kind}_PORT"
             self.until_valid(f"{kind} port [{port}]: ",
-                             lambda raw, name=name, port=port: check(name)(raw or port),
+                             or_default(check(f"FRONTDESK_EMAIL_{kind}_PORT"), port),
                              allow_empty=True)
         self.until_valid(f"Login name [{address}]: ",
                          lambda raw: check("FRONTDESK_EMAIL_USERNAME")(raw or address),

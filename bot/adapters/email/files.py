@@ -76,7 +76,8 @@ class MailFiles:
         return data
 
     async def _from_server(self, ref: str) -> bytes:
-        uidvalidity, uid, index = ref.split("/")
+        uidvalidity, place = ref.split("/", 1)
+        uid, index = place.split("/")
         mailbox = Mailbox(self.settings)
         try:
             await mailbox.open()

@@ -32,7 +32,8 @@ def ask_and_pick(dovecot: Dovecot, smtp: Smtp, desk: DeskProcess, sender: str,
     offered = times_in(offer)
     desk.poll(lambda: "\\Seen" in dovecot.flags().get(f"<meet-{name}@example.com>", ""))
     after = len(smtp.received)
-    dovecot.deliver(mail(sender, "Re: Budget", pick(offered), message_id=f"<pick-{name}@example.com>",
+    dovecot.deliver(mail(sender, "Re: Budget", pick(offered),
+                         message_id=f"<pick-{name}@example.com>",
                          In_Reply_To=str(offer["Message-ID"])))
     answer = desk.poll(lambda: next((r for r in smtp.received[after:]
                                      if r["In-Reply-To"] == f"<pick-{name}@example.com>"), None))
