@@ -8,6 +8,7 @@ import datetime as dt
 from bot.access.people import People, Person
 from bot.config.settings import Settings
 from bot.config.text import one_line, one_name
+from bot.delivery.inbox import Inbox, Sender
 from bot.schema import open_database
 
 
@@ -33,13 +34,21 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
                   "still count).")
             return 0
         everyone, zones = people.all(), people.zones()
-        if not everyone and not zones:
+        mailers = Inbox(db).senders("email")
+        if not everyone and not zones and not mailers:
             print(NOBODY)
         for person in everyone:
             zone = zones.pop(f"{person.platform}:{person.user_id}", None)
             print(list_line(person) + (f"  [time zone {one_name(zone)}]" if zone else ""))
+        mail_zones = {sender.chat_id: zones.pop(f"email:{sender.chat_id}", None)
+                      for sender in mailers}
         for scope, zone in sorted(zones.items()):  # allowed by the settings: no pairing row
             print(f"{one_name(scope):<30} time zone {one_name(zone)}")
+        if mailers:
+            print("\nEmail correspondents (each their own chat and memory, by address):")
+        for sender in mailers:
+            zone = mail_zones[sender.chat_id]
+            print(mail_line(sender) + (f"  [time zone {one_name(zone)}]" if zone else ""))
         return 0
 
 
@@ -56,3 +65,11 @@ def list_line(person: Person) -> str:
     return (f"{one_name(person.platform):<9} {one_name(person.user_id):<20} "
             f"{person.status:<8} {since:%Y-%m-%d %H:%M}"
             f"  {one_name(person.name)}{handle}: {one_line(person.first_words)}")
+
+
+def mail_line(sender: Sender) -> str:
+    """address, mails, the last one's time, the name they gave (cleaned like the others)."""
+    last = dt.datetime.fromtimestamp(sender.last_at)
+    count = f"{sender.messages} mail{'s' if sender.messages != 1 else ''}"
+    return (f"email     {one_name(sender.chat_id):<30} {count:<9} last {last:%Y-%m-%d %H:%M}"
+            f"  {one_name(sender.name)}")

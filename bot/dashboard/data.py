@@ -58,11 +58,21 @@ def run_row(run: RunInfo, costs: Mapping[str, Any], wait: WaitInfo | None,
             "model_calls": sum(calls.values()), "calls_by_role": calls,
             "input_tokens": costs["input_tokens"], "output_tokens": costs["output_tokens"],
             "cost_usd": costs["cost_usd"], "meta": run.meta,
-            "who": str(run.meta.get("name") or run.meta.get("user") or ""),
+            "who": who(run.meta),
             "words": str(run.meta.get("words") or ""),
             "question": wait.question if wait else None,
             "options": wait.options if wait else [],
             "expires_at": wait.expires_at if wait else None}
+
+
+def who(meta: Mapping[str, Any]) -> str:
+    """Who wrote the run's message: their name; for a mail, their name and address (an email
+    correspondent is known by the address, the name is theirs to choose)."""
+    name = str(meta.get("name") or meta.get("user") or "")
+    address = str(meta.get("chat_id") or "")
+    if meta.get("platform") == "email" and address:
+        return f"{meta['name']} <{address}>" if meta.get("name") else address
+    return name
 
 
 def run_detail(store: RunReading, registry: Registry, run_id: str,

@@ -54,6 +54,17 @@ class Failure:
     at: float
 
 
+@dataclass(frozen=True)
+class Sender:
+    """One chat of a platform as its inbox knows it: how many messages, the last one's time
+    and the name its sender gave (untrusted text)."""
+
+    chat_id: str
+    messages: int
+    last_at: float
+    name: str
+
+
 class Inbox:
     """The ``inbox`` and ``refusals`` tables."""
 
@@ -184,3 +195,14 @@ class Inbox:
 
     def _platforms(self) -> list[str]:
         return [str(row[0]) for row in self.conn.execute("SELECT DISTINCT platform FROM inbox")]
+
+    def senders(self, platform: str, limit: int = 200) -> list[Sender]:
+        """The chats that wrote on ``platform``, the latest first (``frontdesk people`` lists
+        the email correspondents so). SQLite takes the bare name from the row of MAX."""
+        rows = self.conn.execute(
+            "SELECT chat_id, COUNT(*), MAX(received_at),"
+            " json_extract(CASE WHEN json_valid(payload) THEN payload END, '$.user_name')"
+            " FROM inbox WHERE platform = ? GROUP BY chat_id ORDER BY 3 DESC LIMIT ?",
+            (platform, limit)).fetchall()
+        return [Sender(str(chat), int(count), float(last), str(name or ""))
+                for chat, count, last, name in rows]

@@ -6,7 +6,8 @@ Usage::
 
 Pick Telegram and/or Discord, paste the token (checked with the platform at once), write any
 message to the bot (Telegram) or DM it (Discord) so the wizard reads your numeric id, then an
-optional model provider and key (checked with one call), the time zone and a calendar. Every
+optional mailbox (both logins tried at once, docs/email.md), an optional model provider and
+key (checked with one call), the time zone and a calendar. Every
 answer is checked with the same rules as the settings (``bot.config.values``) and asked
 again when wrong. ``.env`` in the working directory is updated (``bot.config.env_file``): mode 0600,
 other values kept. Secrets are read without echo and never printed.
@@ -51,6 +52,11 @@ class Platform:
     write_now: Callable[[Who], str]  # what to do so the wizard learns the owner's id
 
 
+def or_default(check: Callable[[str], str], default: str) -> Callable[[str], str]:
+    """``check`` of the answer, or of ``default`` when the answer is empty."""
+    return lambda raw: check(raw or default)
+
+
 class Wizard:
     """The questions, in order; ``answers`` collects what goes into ``.env``."""
 
@@ -73,6 +79,7 @@ class Wizard:
             self.telegram()
         if platforms in {"d", "b"}:
             self.discord()
+        self.email()
         self.models()
         self.zone_and_calendar()
         if self.choose("Let strangers ask you for access with Allow / Block buttons? [y/N]",
@@ -119,6 +126,77 @@ class Wizard:
                              f"{steps.prefix}_OWNER_ID": owner.id})
         if base:
             self.answers[f"{steps.prefix}_BASE_URL"] = base
+
+    def email(self) -> None:
+        """Optional: the desk's own mailbox, both logins tried before anything is kept."""
+        from bot.config.email_settings import allowed_senders, email_settings, is_loopback
+
+        self.say("")
+        if self.choose("Answer mail too, from the desk's own mailbox (docs/email.md)? [y/N]",
+                       {"": "n", "n": "n", "no": "n", "y": "y", "yes": "y"}) == "n":
+            return
+        trial = {"FRONTDESK_EMAIL_IMAP_HOST": "imap.example.com",
+                 "FRONTDESK_EMAIL_SMTP_HOST": "smtp.example.com", "FRONTDESK_EMAIL_PASSWORD": "-"}
+
+        def check(name: str) -> Callable[[str], str]:
+            def checked(raw: str) -> str:
+                email_settings({**trial, name: raw}.get)
+                trial[name] = raw
+                return raw
+            return checked
+
+        address = self.until_valid("The desk's address (e.g. desk@example.com): ",
+                                   check("FRONTDESK_EMAIL_ADDRESS"))
+        domain = address.rpartition("@")[2]
+        for kind in ("IMAP", "SMTP"):
+            guess = f"{kind.lower()}.{domain}"
+            self.until_valid(f"{kind} server [{guess}]: ",
+                             or_default(check(f"FRONTDESK_EMAIL_{kind}_HOST"), guess),
+                             allow_empty=True)
+        local = is_loopback(trial["FRONTDESK_EMAIL_IMAP_HOST"]) and is_loopback(
+            trial["FRONTDESK_EMAIL_SMTP_HOST"])
+        options = {"": "tls", "t": "tls", "tls": "tls", "s": "starttls", "starttls": "starttls"}
+        if local:  # in the clear only to this machine (FRONTDESK_EMAIL_SECURITY's rule)
+            options.update({"n": "none", "none": "none"})
+        security = self.choose("Security? [t]ls (default), [s]tarttls"
+                               + (", [n]one (this machine only)" if local else ""), options)
+        trial["FRONTDESK_EMAIL_SECURITY"] = security
+        ports = {"tls": ("993", "465"), "starttls": ("143", "587"), "none": ("143", "25")}
+        for kind, port in zip(("IMAP", "SMTP"), ports[security], strict=True):
+            self.until_valid(f"{kind} port [{port}]: ",
+                             or_default(check(f"FRONTDESK_EMAIL_{kind}_PORT"), port),
+                             allow_empty=True)
+        self.until_valid(f"Login name [{address}]: ",
+                         lambda raw: check("FRONTDESK_EMAIL_USERNAME")(raw or address),
+                         allow_empty=True)
+
+        def log_in(password: str) -> str:
+            from bot.adapters.email.check import logins
+
+            if not password:
+                return ""
+            email = email_settings({**trial, "FRONTDESK_EMAIL_PASSWORD": password}.get)
+            assert email is not None
+            for ok, detail, fix in self.probe(logins(email)):
+                if not ok:
+                    raise ValueError(f"{detail}: {fix}")
+            return "logged in to both servers"
+
+        password, said = self.secret_until_valid(
+            "The mailbox's password (an app password for Gmail and Fastmail; empty to leave "
+            "email off): ", log_in, allow_empty=True)
+        if not password:
+            self.say("Email left off.")
+            return
+        self.say(f"Mailbox accepted: {said}.")
+        allowed = self.until_valid(
+            "Addresses and @domains answered without your approval (e.g. ana@example.com,"
+            "@example.org; empty: every answer is a draft you approve): ",
+            lambda raw: ",".join(sorted(allowed_senders("FRONTDESK_EMAIL_ALLOWED", raw))),
+            allow_empty=True)
+        self.answers.update({**trial, "FRONTDESK_EMAIL_PASSWORD": password})
+        if allowed:
+            self.answers["FRONTDESK_EMAIL_ALLOWED"] = allowed
 
     def models(self) -> None:
         from bot.config.settings import Settings

@@ -230,9 +230,11 @@ class _Keeper:
 
 def _authenticate(server: Any, session: Session, envelope: Envelope, mechanism: str,
                   data: Any) -> AuthResult:
+    """The desk's login, else ``535 5.7.8`` as a real server answers (``handled=False``:
+    aiosmtpd's default, ``handled=True``, would leave the client waiting for an answer)."""
     good = isinstance(data, LoginPassword) and data.login.decode() == DESK \
         and data.password.decode() == PASSWORD
-    return AuthResult(success=good)
+    return AuthResult(success=good, handled=False)
 
 
 class Smtp:

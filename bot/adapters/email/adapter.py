@@ -5,7 +5,8 @@
 the sender, From the desk, its Message-ID derived from the outbox part's key, so a part sent
 again after a crash carries the same id (``composing.compose_reply``). It refuses for good
 (``Undeliverable``: the outbox marks the part failed, nothing is sent) a mail that must never
-be answered (``rules.never_answer``) and a correspondent past their replies of the day. Sent
+be answered (``rules.never_answer``) and a correspondent past their replies of the day. A
+reply's buttons (a meeting's times) become a numbered list in the same mail (``with_choices``). Sent
 with ``aiosmtplib`` (asyncio; implicit TLS, STARTTLS, or plain on loopback). Email has no owner
 chat: the owner is reached on a chat platform.
 """
@@ -19,9 +20,10 @@ from collections.abc import Sequence
 import aiosmtplib
 
 from bot.adapters.email.composing import compose_reply
+from bot.adapters.email.files import MailFiles
 from bot.adapters.email.threads import Thread, Threads
 from bot.config.email_settings import EmailSettings
-from bot.messages import Button, OutgoingFile, Undeliverable
+from bot.messages import Attachment, Button, OutgoingFile, Undeliverable
 
 log = logging.getLogger(__name__)
 PLATFORM = "email"
@@ -52,15 +54,27 @@ def smtp_problem(settings: EmailSettings, exc: BaseException) -> str:
             "FRONTDESK_EMAIL_SMTP_PORT and FRONTDESK_EMAIL_SECURITY")
 
 
+def with_choices(text: str, buttons: list[Button] | None) -> str:
+    """A mail has no buttons: they become a numbered list in the same mail, answered by
+    writing "2" or the choice's words (the chat's typed picks take either)."""
+    if not buttons:
+        return text
+    listed = "\n".join(f"{number}. {button.label}" for number, button in enumerate(buttons, 1))
+    return (f"{text}\n\n{listed}\n\nReply with the number of your choice (or its words, "
+            "for example the day and time).")
+
+
 class EmailAdapter:
     """Replies by mail; what ``bot.delivery.outbox`` sends through for the ``email`` chats."""
 
     platform = PLATFORM
     caption_limit = 100_000  # a file rides in the same mail as the text
 
-    def __init__(self, settings: EmailSettings, threads: Threads) -> None:
+    def __init__(self, settings: EmailSettings, threads: Threads,
+                 files: MailFiles | None = None) -> None:
         self.settings = settings
         self.threads = threads
+        self.files = files or MailFiles(settings, 20_000_000)
 
     def split(self, text: str) -> list[str]:
         """A mail has room for the whole answer: one part, one mail."""
@@ -68,11 +82,15 @@ class EmailAdapter:
 
     async def send(self, chat_id: str, text: str, buttons: list[Button] | None = None, *,
                    key: str | None = None) -> str:
-        return await self._mail(chat_id, text, (), key)
+        return await self._mail(chat_id, with_choices(text, buttons), (), key)
 
     async def send_file(self, chat_id: str, file: OutgoingFile, caption: str = "",
                         buttons: list[Button] | None = None, *, key: str | None = None) -> str:
-        return await self._mail(chat_id, caption, (file,), key)
+        return await self._mail(chat_id, with_choices(caption, buttons), (file,), key)
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes:
+        """A mail's file, for the media pipeline (``bot.adapters.email.files``)."""
+        return await self.files.fetch(attachment, max_bytes)
 
     async def owner_chat(self) -> str | None:
         return None  # email never reaches (or makes) the owner

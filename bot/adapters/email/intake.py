@@ -5,7 +5,8 @@ mail past the last UID taken (one a person read in another client is still answe
 already taken under this UIDVALIDITY is passed over. For a new one only the headers, the size
 and the structure are fetched first; the UID is kept, then the mail is read (a mail over
 FRONTDESK_MAX_FILE_MB is not downloaded: its sender gets one sentence), and its message is
-recorded in the desk's inbox together with its thread, in one transaction, before any work. A
+recorded in the desk's inbox together with its thread, in one transaction, before any work (its
+files declared as attachments the media pipeline fetches and caps: ``files.MailFiles``). A
 Message-ID met before (a redelivery, a reset UIDVALIDITY, the same mail twice) is never
 answered again. ``\\Seen`` is set only once the answer (or the owner's notice) has left: the
 answering jobs hand their UIDs back to the loop, which marks them between two IDLEs.
@@ -50,6 +51,14 @@ def message_id_of(mail: EmailMessage, uidvalidity: str, uid: int) -> str:
         return given
     digest = hashlib.sha256(bytes(mail.as_bytes()[:4096])).hexdigest()[:24]
     return f"<no-id.{digest}@frontdesk>"
+
+
+def headed(subject: str, text: str) -> str:
+    """What the desk reads: a new mail's subject, then its text; a reply ("Re: …") only its
+    text, so an answer such as "2" to the desk's numbered times is read as typed."""
+    if subject.strip().lower().startswith("re:") and text.strip():
+        return text.strip()
+    return f"Subject: {subject}\n\n{text}".strip()
 
 
 def needs_approval(mail: EmailMessage, sender: str, settings: EmailSettings) -> bool:
@@ -97,6 +106,7 @@ class EmailIntake:
             uid, thread = place
             if validity == self.mailbox.uidvalidity:
                 await self.mailbox.mark_seen(uid)
+            self.adapter.files.forget(validity, uid)
             if thread is not None:
                 self.threads.closed(thread)
             else:
@@ -146,7 +156,8 @@ class EmailIntake:
         message = IncomingMessage(
             platform=PLATFORM, chat_id=thread.address, message_id=message_id,
             user_id=thread.address, user_name=sender_name or thread.address,
-            text=f"Subject: {thread.subject}\n\n{text.text}".strip(), is_private=True)
+            text=headed(thread.subject, text.text), is_private=True,
+            attachments=self.adapter.files.keep(validity, uid, text.attachments))
         if needs_approval(whole, thread.address, self.settings):  # a draft the owner approves
             message = replace(message, needs_approval=True, reply_to=thread.reply_to)
         with self.threads.cursors.together():

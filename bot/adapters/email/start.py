@@ -14,6 +14,7 @@ import logging
 
 from bot.adapters.base import Adapter, AdapterCursors
 from bot.adapters.email.adapter import PLATFORM, EmailAdapter
+from bot.adapters.email.files import MailFiles
 from bot.adapters.email.intake import EmailIntake
 from bot.adapters.email.mailbox import Mailbox, MailboxRefused, describe
 from bot.adapters.email.threads import Threads
@@ -38,8 +39,8 @@ async def run_email(desk: Inbound[Adapter], cursors: AdapterCursors, settings: S
     email = settings.email
     assert email is not None, "run_email needs FRONTDESK_EMAIL_ADDRESS"
     threads = Threads(cursors)
-    adapter = EmailAdapter(email, threads)
     max_bytes = int(settings.max_file_mb * 1_000_000)
+    adapter = EmailAdapter(email, threads, MailFiles(email, max_bytes))
     delay = retry_base
     attached = False
     while True:

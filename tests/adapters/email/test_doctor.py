@@ -40,7 +40,8 @@ def test_a_wrong_password_is_named_and_never_shown(tmp_path: Path, dovecot: Dove
     imap, sent = email_lines(out)
     assert status == 1
     assert imap.startswith("FAIL") and "FRONTDESK_EMAIL_PASSWORD" in imap
-    assert sent.startswith("FAIL")  # aiosmtpd never answers a refused login: a timeout
+    assert sent.startswith("FAIL") and "SMTP server refused the login" in sent
+    assert "FRONTDESK_EMAIL_PASSWORD" in sent  # the 535 named, not a timeout
     assert wrong not in out and PASSWORD not in out
 
 
