@@ -4,7 +4,8 @@ As python-telegram-bot's ``Application`` holds its handlers, the gateway holds a
 the assembler (``bot.chat.build``): it asks each in order, and the first that takes the turn
 answers it. In order: a guest past their share of messages or spend (``GuestLimits``, in
 ``bot.chat.guest_limits``), a workflow command (/draft, /brief, /meet: ``WorkflowCommands``),
-the bookings list (``MeetingsListing``), any other chat command (``ChatCommands``), a guest's
+the bookings list (``MeetingsListing``), a time zone given (``/timezone``, "I'm in Tokyo":
+``bot.chat.timezones.TimeZones``), any other chat command (``ChatCommands``), a guest's
 typed pick of their own offer (``TypedPicks``), the owner's typed answer to a run waiting in
 this chat (``WaitAnswers``), and last a new run of the chat's workflow (``NewRun``), which
 takes every turn. A new way into the bot is a new handler in that list, not another ``if``.

@@ -9,7 +9,7 @@ refresh sees a new event; a message reads the copy without a request to the serv
 from __future__ import annotations
 
 import asyncio
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -197,7 +197,7 @@ async def test_the_background_refresh_picks_up_a_new_event(
 def test_a_server_down_is_one_log_line_and_the_copy_is_read(
         radicale: RadicaleServer, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     url = radicale.new_calendar()
-    today = date.today()
+    today = datetime.now(BERLIN).date()  # Berlin's today: at 23:30 UTC it is tomorrow there
     start = datetime.combine(today, datetime.min.time(), BERLIN) + timedelta(hours=12)
     radicale.put_event(url, vcalendar(
         f"UID:noon\nSUMMARY:Noon sync\nDTSTART;TZID=Europe/Berlin:{start:%Y%m%dT%H%M%S}\n"

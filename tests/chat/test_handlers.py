@@ -13,6 +13,7 @@ from bot.chat.handlers import (
     WaitAnswers,
     WorkflowCommands,
 )
+from bot.chat.timezones import TimeZones
 from bot.messages import Reply
 from tests.support.harness import Harness
 
@@ -21,7 +22,7 @@ def test_the_handlers_are_asked_in_their_documented_order(harness: Harness) -> N
     answerer = harness.services.chat.answerer
     assert [type(gate) for gate in answerer.gates] == [GuestLimits]  # before files are read
     kinds = [type(handler) for handler in answerer.handlers]
-    assert kinds == [WorkflowCommands, MeetingsListing, ChatCommands, TypedPicks,
+    assert kinds == [WorkflowCommands, MeetingsListing, TimeZones, ChatCommands, TypedPicks,
                      WaitAnswers, NewRun]
 
 
