@@ -9,7 +9,7 @@ import icalendar
 import pytest
 
 from bot.meetings.link import new_link
-from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, Desk, DeskFactory
+from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, SECOND_GUEST, Desk, DeskFactory
 from tests.support.harness import make_settings
 
 
@@ -118,3 +118,23 @@ async def test_meetings_json_has_the_link_sequence_and_reminders(make_desk: Desk
     assert row["link"].startswith("https://meet.jit.si/") and row["sequence"] == 0
     assert row["reminders"] == ["15m"] and row["guest_zone"] is None
     assert row["uid"] == meeting.uid
+
+
+async def test_meetings_json_shows_the_guests_own_zone(make_desk: DeskFactory,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    import argparse
+    import json
+
+    from bot.cli.meetings import main
+
+    desk = await make_desk()
+    assert (await desk.send("/timezone Tokyo")).text.startswith("Noted")
+    await book(desk)
+    await desk.send("/meet another one", user=SECOND_GUEST)  # a guest who never said
+    capsys.readouterr()
+    assert main(argparse.Namespace(json=True), desk.app.settings) == 0
+    rows = {row["guest_id"]: row for row in json.loads(capsys.readouterr().out)}
+    booked = rows[f"telegram:{GUEST}"]
+    assert booked["guest_zone"] == "Asia/Tokyo" and booked["status"] == "booked"
+    assert rows[f"telegram:{SECOND_GUEST}"]["guest_zone"] is None
