@@ -3,16 +3,19 @@
 ``--json`` prints a list of ``{"id", "status", "start", "end", "guest", "guest_id",
 "platform", "topic", "uid", "guest_zone", "link", "sequence", "reminders"}`` (times ISO 8601
 with the owner's offset; ``uid``, ``link`` and ``sequence`` null before booking; ``reminders``
-the lead times still to fire, e.g. ``["1d", "15m"]``; ``guest_zone`` null until a guest's own
-zone is known). A guest's name and topic are their words: shown as one line with no terminal escape.
+the lead times still to fire, e.g. ``["1d", "15m"]``; ``guest_zone`` the guest's own zone
+as stored — ``Asia/Tokyo``, ``UTC+02:00`` — null until they give it). A guest's name and
+topic are their words: shown as one line with no terminal escape.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from typing import Any
 
+from bot.access.people import People
 from bot.config.settings import Settings
 from bot.config.text import shown
 from bot.meetings.aftercare import SOURCE
@@ -30,7 +33,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     if settings.database.exists():
         with open_database(settings.database) as db:  # the meetings and their extras
             found = MeetingStore(db).listing(limit=10_000)
-            rows = [with_extras(m, MeetingExtras(db), Reminders(db)) for m in found]
+            zones = People(db).zones()  # each guest's own zone, as they gave it
+            rows = [with_extras(m, MeetingExtras(db), Reminders(db), zones) for m in found]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return 0
@@ -50,9 +54,10 @@ def list_line(meeting: Meeting) -> str:
             f"  [{meeting.id}]")
 
 
-def with_extras(meeting: Meeting, extras: MeetingExtras, reminders: Reminders
-                ) -> dict[str, Any]:
-    """A meeting's JSON with its link, SEQUENCE and the reminder lead times still to fire."""
+def with_extras(meeting: Meeting, extras: MeetingExtras, reminders: Reminders,
+                zones: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A meeting's JSON with the guest's zone (``zones``: by scope, ``People.zones``), its
+    link, SEQUENCE and the reminder lead times still to fire."""
     row = meeting.to_json()
     uid = meeting.uid if meeting.status == "booked" else None
     leads: list[str] = []
@@ -60,7 +65,8 @@ def with_extras(meeting: Meeting, extras: MeetingExtras, reminders: Reminders
         lead = str(pending.source).split(":")[-2].removesuffix("m")
         if lead.isdigit() and lead_text(int(lead)) not in leads:
             leads.append(lead_text(int(lead)))
-    row.update(guest_zone=None, link=extras.link(meeting.uid) if meeting.uid else None,
+    row.update(guest_zone=(zones or {}).get(meeting.guest),
+               link=extras.link(meeting.uid) if meeting.uid else None,
                sequence=extras.sequence(meeting.uid) if meeting.uid else None,
                reminders=leads)
     return row

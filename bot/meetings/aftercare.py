@@ -89,9 +89,11 @@ class Aftercare(MeetingTimes):
                           guest_email=guest_email, summary=self.summary)
 
     def invitation(self, meeting: Meeting, uid: str, method: str = REQUEST) -> OutgoingFile:
-        """The guest's iTIP invitation (REQUEST, or CANCEL) as a chat file."""
+        """The guest's iTIP invitation (REQUEST, or CANCEL) as a chat file, named by the
+        meeting's day in the guest's zone (the owner's until the guest's is known)."""
         ics = invitation(meeting, self.parts(uid), self.clock(), method)
-        return invitation_file(meeting, ics, self.zone, method)
+        return invitation_file(meeting, ics, self.guest_zone(meeting.guest) or self.zone,
+                               method)
 
     def join_line(self, uid: str | None) -> str:
         """' Join: LINK' when the event has a link, else ''."""

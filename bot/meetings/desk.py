@@ -29,7 +29,7 @@ from bot.meetings.desk_parts import TellOwner
 from bot.meetings.event import event_file, event_ics, uid_for
 from bot.meetings.first_read import first_read
 from bot.meetings.invitation import stored_event
-from bot.meetings.moving import book_move
+from bot.meetings.moving import book_move, free_of_move
 from bot.meetings.slots import MeetingRules, Slot, free_slots, parse_moment, why_not
 from bot.meetings.store import Meeting, MeetingStore
 from bot.meetings.views import MeetingTimes
@@ -125,7 +125,9 @@ class MeetingDesk(MeetingTimes):
         busy = self._busy(now, last)
         if busy is None:  # no times it cannot check: the text says to ask again later
             return []
-        slots = free_slots(self.rules, busy, self.store.taken(meeting_id), now,
+        old = self.moved_from(meeting_id)  # a reschedule: its booking's time is free to it
+        busy, taken = free_of_move(old, busy, self.store.taken(meeting_id))
+        slots = free_slots(self.rules, busy, taken, now, skip=old.start if old else None,
                            after=datetime.fromisoformat(after) if after else None,
                            minutes=max(5, min(minutes, 8 * 60)),
                            earliest=parse_moment(request.get("earliest"), self.rules),
@@ -167,8 +169,9 @@ class MeetingDesk(MeetingTimes):
                                                          self.now().isoformat()))
         if picked.start <= self.now():
             return "that time has passed"
-        return self.store.hold(meeting_id, picked, until,
-                               lambda taken: why_not(self.rules, picked, busy, taken, offered))
+        old = self.moved_from(meeting_id)
+        return self.store.hold(meeting_id, picked, until, lambda taken: why_not(
+            self.rules, picked, *free_of_move(old, busy, taken), offered))
 
     def held_text(self, meeting_id: str) -> str:
         meeting = self._meeting(meeting_id)

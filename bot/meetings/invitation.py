@@ -109,7 +109,7 @@ def invitation(meeting: Meeting, parts: EventParts, now: float, method: str = RE
 
 def invitation_file(meeting: Meeting, ics: bytes, zone: tzinfo, method: str = REQUEST
                     ) -> OutgoingFile:
-    """The invitation as a chat file, named by its day. A chat document is typed plain
+    """The invitation as a chat file, named by its day in ``zone``. A chat document is typed plain
     ``text/calendar`` (the METHOD inside says what it is); an email part would add
     ``; method=…`` to it."""
     assert meeting.start is not None

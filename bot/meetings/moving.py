@@ -20,7 +20,7 @@ from bot.config.text import one_line, shown
 from bot.meetings.aftercare import Aftercare
 from bot.meetings.desk_parts import TellOwner
 from bot.meetings.invitation import stored_event
-from bot.meetings.slots import MeetingRules, why_not
+from bot.meetings.slots import MeetingRules, Slot, why_not
 from bot.meetings.store import Meeting, MeetingStore
 
 
@@ -47,10 +47,15 @@ class MeetingDesk(Protocol):
 log = logging.getLogger(__name__)
 
 
-def _free_of_itself(busy: list[Busy], old: Meeting) -> list[Busy]:
-    """Busy time without the event being moved (it frees its own time)."""
-    assert old.slot is not None
-    return [b for b in busy if not (b.start == old.slot.start and b.end == old.slot.end)]
+def free_of_move(old: Meeting | None, busy: list[Busy],
+                 taken: list[Slot]) -> tuple[list[Busy], list[Slot]]:
+    """Busy time and Frontdesk's taken slots without the booking a reschedule moves (it frees
+    its own time: a move may overlap it or follow it at once); unchanged for a new request."""
+    if old is None or old.slot is None:
+        return busy, taken
+    start, end = old.slot.start, old.slot.end
+    return ([b for b in busy if not (b.start == start and b.end == end)],
+            [s for s in taken if not (s.start == start and s.end == end)])
 
 
 def _rule_broken(desk: MeetingDesk, meeting: Meeting, old: Meeting,
@@ -58,11 +63,9 @@ def _rule_broken(desk: MeetingDesk, meeting: Meeting, old: Meeting,
     assert meeting.slot is not None and old.slot is not None
     if meeting.slot.start <= desk.now():
         return "that time has passed"
-    taken = [s for s in desk.store.taken(meeting.id)
-             if not (s.start == old.slot.start and s.end == old.slot.end)]
+    busy, taken = free_of_move(old, busy, desk.store.taken(meeting.id))
     held_at = meeting.slot.utc().start - timedelta(hours=desk.rules.notice_h)
-    return why_not(desk.rules, meeting.slot, _free_of_itself(busy, old), taken,
-                   min(desk.now(), held_at))
+    return why_not(desk.rules, meeting.slot, busy, taken, min(desk.now(), held_at))
 
 
 async def book_move(desk: MeetingDesk, care: Aftercare, meeting: Meeting,

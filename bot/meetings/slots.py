@@ -160,10 +160,11 @@ def candidates(rules: MeetingRules, first_day: date, last_day: date,
 def free_slots(rules: MeetingRules, busy: Sequence[Busy], taken: Sequence[Slot],
                now: datetime, *, count: int = 3, after: datetime | None = None,
                minutes: int | None = None, earliest: datetime | None = None,
-               latest: datetime | None = None) -> list[Slot]:
+               latest: datetime | None = None, skip: datetime | None = None) -> list[Slot]:
     """The next ``count`` free slots starting after ``after`` (pages go forward), none
     overlapping another; ``taken`` are Frontdesk's meetings held or booked for others (busy,
-    and counted against the per-day cap); ``earliest``/``latest`` narrow the window."""
+    and counted against the per-day cap); ``earliest``/``latest`` narrow the window; a slot
+    starting at ``skip`` is never offered (a reschedule's current time)."""
     length = minutes or rules.minutes
     first, last = (moment.astimezone(UTC) for moment in horizon(rules, now))
     if earliest is not None:
@@ -176,7 +177,8 @@ def free_slots(rules: MeetingRules, busy: Sequence[Busy], taken: Sequence[Slot],
     found: list[Slot] = []
     first_day = max(first, after or first).astimezone(rules.zone).date()
     for slot in candidates(rules, first_day, last.astimezone(rules.zone).date(), length):
-        if slot.start < first or (after is not None and slot.start <= after):
+        if slot.start < first or (after is not None and slot.start <= after) \
+                or slot.start == skip:
             continue
         if slot.end > last or (latest is not None and slot.end > latest):
             break

@@ -9,7 +9,7 @@ import icalendar
 import pytest
 
 from bot.meetings.link import new_link
-from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, Desk, DeskFactory
+from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, SECOND_GUEST, Desk, DeskFactory
 from tests.support.harness import make_settings
 
 
@@ -118,3 +118,44 @@ async def test_meetings_json_has_the_link_sequence_and_reminders(make_desk: Desk
     assert row["link"].startswith("https://meet.jit.si/") and row["sequence"] == 0
     assert row["reminders"] == ["15m"] and row["guest_zone"] is None
     assert row["uid"] == meeting.uid
+
+
+async def test_meetings_json_shows_the_guests_own_zone(make_desk: DeskFactory,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    import argparse
+    import json
+
+    from bot.cli.meetings import main
+
+    desk = await make_desk()
+    assert (await desk.send("/timezone Tokyo")).text.startswith("Noted")
+    await book(desk)
+    await desk.send("/meet another one", user=SECOND_GUEST)  # a guest who never said
+    capsys.readouterr()
+    assert main(argparse.Namespace(json=True), desk.app.settings) == 0
+    rows = {row["guest_id"]: row for row in json.loads(capsys.readouterr().out)}
+    booked = rows[f"telegram:{GUEST}"]
+    assert booked["guest_zone"] == "Asia/Tokyo" and booked["status"] == "booked"
+    assert rows[f"telegram:{SECOND_GUEST}"]["guest_zone"] is None
+
+
+async def test_the_invitation_is_named_by_the_guests_own_date(make_desk: DeskFactory) -> None:
+    from datetime import datetime
+
+    from bot.meetings.zones import parse_zone
+
+    desk = await make_desk()  # the owner's zone: UTC, the hours 08:00-20:00
+    offer = await desk.send("/meet budget review")
+    request = desk.app.meetings.store.listing()[0]
+    start = datetime.fromisoformat(desk.app.flows.runs.load(request.run_id).get("slots")[0]
+                                   ["start"])
+    zone_name = "UTC+14" if start.hour >= 10 else "UTC-12"  # a day apart from UTC's date
+    zone = parse_zone(zone_name)
+    assert zone is not None and start.astimezone(zone).date() != start.date()
+    assert (await desk.send(f"/timezone {zone_name}")).text.startswith("Noted")
+    assert (await desk.press(offer.buttons[0], GUEST)).accepted
+    approve = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Approve")
+    assert (await desk.press(approve, OWNER)).accepted
+    [(_, sent)] = desk.adapter.files
+    assert sent.name == f"meeting-{start.astimezone(zone):%Y-%m-%d}.ics"

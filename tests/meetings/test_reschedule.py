@@ -3,6 +3,8 @@ owner approves, then the same event (same UID) moved with SEQUENCE + 1."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import icalendar
 
 from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, Desk, DeskFactory
@@ -79,3 +81,24 @@ async def test_the_owner_reschedules_and_the_guest_gets_the_update(
     assert sum(t.startswith("Moved:") for t in desk.to(GUEST)) == 1
     chat, invite = desk.adapter.files[-1]
     assert chat == GUEST and int(the_event(invite.data)["SEQUENCE"]) == 1
+
+
+async def test_a_move_may_overlap_or_follow_its_own_old_time(make_desk: DeskFactory) -> None:
+    desk = await make_desk()  # a 10-minute buffer: without the move, S+45m would be first
+    await book(desk)
+    [old] = desk.app.meetings.store.listing()
+    assert old.slot is not None
+    await press_reschedule(desk, GUEST)
+    moving = next(m for m in desk.app.meetings.store.listing() if m.status == "offered")
+    offered = [datetime.fromisoformat(s["start"])
+               for s in desk.app.flows.runs.load(moving.run_id).get("slots")]
+    later = old.slot.start + timedelta(minutes=15)  # overlaps the old half hour
+    assert old.slot.start not in offered  # the time it has already is no new time
+    assert offered[0] == later, offered
+    assert (await desk.press(desk.adapter.last_buttons(GUEST)[0], GUEST)).accepted
+    assert "Held for you" in desk.to(GUEST)[-1]  # the hold, too, lets it overlap itself
+    approve = next(b for b in desk.adapter.last_buttons(OWNER_CHAT) if b.label == "Approve")
+    assert (await desk.press(approve, OWNER)).accepted
+    assert desk.calendar is not None
+    [after] = desk.calendar.ours()
+    assert datetime.fromisoformat(after["start"]) == later and after["uid"] == old.uid
