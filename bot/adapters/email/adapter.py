@@ -23,7 +23,7 @@ from bot.adapters.email.composing import compose_reply
 from bot.adapters.email.files import MailFiles
 from bot.adapters.email.threads import Thread, Threads
 from bot.config.email_settings import EmailSettings
-from bot.messages import Attachment, Button, OutgoingFile, Undeliverable
+from bot.messages import Attachment, Button, OutgoingFile, Undeliverable, numbered_choices
 
 log = logging.getLogger(__name__)
 PLATFORM = "email"
@@ -57,11 +57,7 @@ def smtp_problem(settings: EmailSettings, exc: BaseException) -> str:
 def with_choices(text: str, buttons: list[Button] | None) -> str:
     """A mail has no buttons: they become a numbered list in the same mail, answered by
     writing "2" or the choice's words (the chat's typed picks take either)."""
-    if not buttons:
-        return text
-    listed = "\n".join(f"{number}. {button.label}" for number, button in enumerate(buttons, 1))
-    return (f"{text}\n\n{listed}\n\nReply with the number of your choice (or its words, "
-            "for example the day and time).")
+    return numbered_choices(text, [button.label for button in buttons or []])
 
 
 class EmailAdapter:

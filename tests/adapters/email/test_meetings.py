@@ -31,6 +31,10 @@ def ask_and_pick(dovecot: Dovecot, smtp: Smtp, desk: DeskProcess, sender: str,
     offer = desk.poll(lambda: next((r for r in smtp.received[before:] if times_in(r)), None))
     offered = times_in(offer)
     desk.poll(lambda: "\\Seen" in dovecot.flags().get(f"<meet-{name}@example.com>", ""))
+    # one mail answers the request: the times and words that fit a mail, nothing after it
+    answers = [r for r in smtp.received if r["In-Reply-To"] == f"<meet-{name}@example.com>"]
+    assert answers == [offer], [r.get_body().get_content() for r in answers]
+    assert "button" not in offer.get_body().get_content().lower()
     after = len(smtp.received)
     dovecot.deliver(mail(sender, "Re: Budget", pick(offered),
                          message_id=f"<pick-{name}@example.com>",
