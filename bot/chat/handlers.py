@@ -34,7 +34,6 @@ from graphs.graph import TextSink
 from graphs.runs import Runs, RunStore, WaitInfo
 from memory.notes import Memory
 
-
 Offers = Callable[[str, str, str], "str | None"]  # (platform, chat, message) -> the offer
 
 
