@@ -177,6 +177,20 @@ class Button:
     token: str
 
 
+# Platforms that show no buttons (a mail): their choices are a numbered list in the reply's
+# text, answered by writing the number or the choice's words (the chat's typed picks).
+WITHOUT_BUTTONS = frozenset({"email"})
+
+
+def numbered_choices(text: str, labels: list[str]) -> str:
+    """``text``, then ``labels`` as a numbered list and how to answer it (no buttons)."""
+    if not labels:
+        return text
+    listed = "\n".join(f"{number}. {label}" for number, label in enumerate(labels, 1))
+    return (f"{text}\n\n{listed}\n\nReply with the number of your choice (or its words, "
+            "for example the day and time).")
+
+
 @dataclass(frozen=True)
 class OutgoingFile:
     """A file a reply carries (a booked meeting's ``.ics``): its name, content type, bytes.

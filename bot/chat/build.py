@@ -116,7 +116,7 @@ def build(settings: Settings, memory: Memory, delivery: Delivery, admission: Adm
         WaitAnswers(flows.store, flows.runs, delivery.run_chats, delivery.outbox,
                     delivery.buttons, decisions),
         NewRun(flows.chat, runner, memory, decisions, delivery.notifier, delivery.outbox,
-               turns)]
+               turns, meeting_chat.offer_for)]
     held = HeldTurns(delivery.disk, delivery.inbox, locks)  # what a full disk stopped
     answerer = Answerer(inbox=delivery.inbox, outbox=delivery.outbox, handlers=handlers,
                         memory=memory, runs=flows.runs, deadline=settings.answer_deadline,

@@ -30,10 +30,12 @@ from bot.delivery.buttons import Buttons
 from bot.delivery.notifier import OwnerNotifier
 from bot.delivery.outbox import Outbox
 from bot.delivery.run_chats import RunChats
-from bot.messages import IncomingMessage, Reply
+from bot.messages import WITHOUT_BUTTONS, IncomingMessage, Reply
 from graphs.graph import TextSink
 from graphs.runs import Runs, RunStore, WaitInfo
 from memory.notes import Memory
+
+Offers = Callable[[str, str, str], "str | None"]  # (platform, chat, message) -> the offer
 
 
 @dataclass(frozen=True)
@@ -198,8 +200,11 @@ class NewRun:
 
     def __init__(self, workflow: AnyWorkflow, runner: ChatRunner, memory: Memory,
                  decisions: Decisions, notifier: OwnerNotifier, outbox: Outbox,
-                 turns: Turns) -> None:
+                 turns: Turns, offers: Offers | None = None) -> None:
+        """``offers``: the offer a run's ``propose_meeting`` made on a platform without
+        buttons (``MeetingChat.offer_for``), which is then the run's one reply."""
         self.workflow = workflow
+        self.offers = offers
         self.turns = turns  # a lone line's run may give way to its burst
         self.runner = runner
         self.memory = memory
@@ -215,6 +220,11 @@ class NewRun:
                                         observer=self.turns.observer(run_id),
                                         message_id=msg.message_id)
         reply = self.decisions.reply_from(state, default_route="loop")
+        offer = self.offers(msg.platform, msg.chat_id, msg.message_id) \
+            if self.offers is not None and msg.platform in WITHOUT_BUTTONS \
+            and state.status == "completed" else None
+        if offer is not None:  # a mail: the times numbered, in place of the model's words
+            return replace(reply, text=offer, buttons=[])
         if not turn.is_owner and state.status == "waiting" and state.waits:  # a tool approval
             text = await ask_owner(self.notifier, self.outbox, msg.platform,
                                    state.run_id or "", state.waits[0], self.decisions.buttons)

@@ -27,13 +27,14 @@ from bot.delivery.outbox import Outbox
 from bot.meetings.desk import MeetingDesk, upcoming
 from bot.meetings.invitation import CANCEL as CANCEL_METHOD
 from bot.meetings.store import Meeting, MeetingStore
-from bot.messages import PressResult, Reply
+from bot.messages import WITHOUT_BUTTONS, PressResult, Reply, numbered_choices
 from bot.tools.registry import Caller
 
 KIND = "meeting"  # the kind of a booking's buttons (``bot.delivery.buttons``)
 CANCEL = "meeting-cancel:"  # the run id of a Cancel button: this + the meeting's id (no run)
 RESCHEDULE = "meeting-move:"  # the run id of a Reschedule button: this + the meeting's id
 WORKFLOW = "meeting"
+OFFER_FOR = "offer_for"  # a meeting run's meta: the message whose reply its offer is
 OwnerPlace = Callable[[str], Awaitable[tuple[str, str]]]
 
 
@@ -61,16 +62,22 @@ class MeetingChat:
         sender = {"scope": caller.scope, "is_owner": caller.is_owner,
                   "platform": caller.platform, "chat_id": caller.chat_id,
                   "message_id": caller.message_id, "name": caller.name or caller.scope}
+        numbered = caller.platform in WITHOUT_BUTTONS  # the offer is the reply itself
         state = await self.runner.start(
             WORKFLOW, lambda: {"topic": topic, "sender": sender, "minutes": minutes,
                                "earliest": earliest, "latest": latest},
-            run_id, caller.platform, caller.chat_id)
+            run_id, caller.platform, caller.chat_id,
+            {OFFER_FOR: caller.message_id} if numbered and caller.message_id else None)
         if state.status == "failed":  # its request is closed and the failure logged
             return ("Looking for a time failed (it has been logged); the request is closed, "
                     "so the person can ask again.")
         if state.status != "waiting" or not state.waits:
             return str(state.get("reply") or "I could not look for a time just now.")
         wait = state.waits[0]
+        if numbered and caller.message_id:  # one mail: ``offer_for`` makes it the reply
+            return (f"{len(wait.get('options') or []) - 1} free times go to the person as a "
+                    "numbered list, as this reply; they answer with a number and the owner "
+                    "confirms it. Do not list or promise times yourself.")
         await self.outbox.deliver(caller.platform, caller.chat_id,
                                   f"meeting-offer:{run_id}:{wait['key']}",
                                   str(wait.get("question") or ""),
@@ -78,6 +85,17 @@ class MeetingChat:
         return (f"I sent {len(wait.get('options') or []) - 1} free times to this chat as "
                 "buttons; the person picks one there and the owner confirms it. Do not list "
                 "or promise times yourself.")
+
+    def offer_for(self, platform: str, chat_id: str, message_id: str) -> str | None:
+        """The open offer a message's ``propose_meeting`` made on a platform without buttons,
+        as the text of that message's one reply (the times numbered), or None. Read from the
+        meeting run's wait, so after a crash the same reply is made again."""
+        for wait in self.runner.store.waits("open"):
+            meta = wait.meta
+            if (wait.workflow == WORKFLOW and meta.get(OFFER_FOR) == message_id
+                    and meta.get("platform") == platform and meta.get("chat_id") == chat_id):
+                return numbered_choices(wait.question, list(wait.options))
+        return None
 
     async def move(self, caller: Caller, earliest: str | None = None,
                    latest: str | None = None) -> str:

@@ -209,6 +209,7 @@ class _Keeper:
         self.hang = threading.Event()  # set: a mail is kept, then its "250 OK" never comes
         self.hang_before = threading.Event()  # set: a mail is neither kept nor answered
         self.reached = threading.Event()  # a mail came while one of them was set
+        self.answer_after = 0.0  # seconds a kept mail's "250 OK" takes (a slow server)
 
     async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
         import asyncio
@@ -225,6 +226,8 @@ class _Keeper:
         if self.hang.is_set():
             self.reached.set()
             await asyncio.Event().wait()  # the bot is killed while it waits for the answer
+        if self.answer_after:  # a busy server: the mail is taken, its answer comes late
+            await asyncio.sleep(self.answer_after)
         return "250 OK"
 
 

@@ -23,17 +23,23 @@ from bot.adapters.email.composing import compose_reply
 from bot.adapters.email.files import MailFiles
 from bot.adapters.email.threads import Thread, Threads
 from bot.config.email_settings import EmailSettings
-from bot.messages import Attachment, Button, OutgoingFile, Undeliverable
+from bot.messages import Attachment, Button, OutgoingFile, Undeliverable, numbered_choices
 
 log = logging.getLogger(__name__)
 PLATFORM = "email"
+COMMAND_TIMEOUT_S = 30.0  # connecting, logging in, each command but the mail's last one
+# The server's answer to the mail's end ("250 OK" after DATA): RFC 5321 4.5.3.2.6 has a
+# client wait 10 minutes for it. Giving up sooner leaves a mail the server may have taken
+# unmarked in the outbox, which the next flush then sends again under the same Message-ID.
+DATA_REPLY_TIMEOUT_S = 600.0
 
 
 class SmtpRefused(Exception):
     """The SMTP server refused the login or could not be reached: names what to fix."""
 
 
-def smtp_client(settings: EmailSettings, timeout: float = 30.0) -> aiosmtplib.SMTP:
+def smtp_client(settings: EmailSettings,
+                timeout: float = COMMAND_TIMEOUT_S) -> aiosmtplib.SMTP:
     """A client for the desk's SMTP server, as FRONTDESK_EMAIL_SECURITY says."""
     return aiosmtplib.SMTP(hostname=settings.smtp_host, port=settings.smtp_port,
                            username=settings.username, password=settings.password,
@@ -57,11 +63,7 @@ def smtp_problem(settings: EmailSettings, exc: BaseException) -> str:
 def with_choices(text: str, buttons: list[Button] | None) -> str:
     """A mail has no buttons: they become a numbered list in the same mail, answered by
     writing "2" or the choice's words (the chat's typed picks take either)."""
-    if not buttons:
-        return text
-    listed = "\n".join(f"{number}. {button.label}" for number, button in enumerate(buttons, 1))
-    return (f"{text}\n\n{listed}\n\nReply with the number of your choice (or its words, "
-            "for example the day and time).")
+    return numbered_choices(text, [button.label for button in buttons or []])
 
 
 class EmailAdapter:
@@ -71,10 +73,13 @@ class EmailAdapter:
     caption_limit = 100_000  # a file rides in the same mail as the text
 
     def __init__(self, settings: EmailSettings, threads: Threads,
-                 files: MailFiles | None = None) -> None:
+                 files: MailFiles | None = None, *, timeout: float = COMMAND_TIMEOUT_S,
+                 data_timeout: float = DATA_REPLY_TIMEOUT_S) -> None:
         self.settings = settings
         self.threads = threads
         self.files = files or MailFiles(settings, 20_000_000)
+        self.timeout = timeout  # connect, login
+        self.data_timeout = data_timeout  # the mail's commands, its end's "250" above all
 
     def split(self, text: str) -> list[str]:
         """A mail has room for the whole answer: one part, one mail."""
@@ -114,8 +119,8 @@ class EmailAdapter:
                              in_reply_to=thread.message_id, references=thread.references,
                              text=text, part_key=key, files=files)
         try:
-            async with smtp_client(self.settings) as smtp:
-                refused, _ = await smtp.send_message(mail)
+            async with smtp_client(self.settings, self.timeout) as smtp:
+                refused, _ = await smtp.send_message(mail, timeout=self.data_timeout)
         except aiosmtplib.SMTPRecipientsRefused as exc:
             raise Undeliverable(f"the server refused {thread.address}") from exc
         except (aiosmtplib.SMTPAuthenticationError, aiosmtplib.SMTPConnectError) as exc:

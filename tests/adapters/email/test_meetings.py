@@ -5,6 +5,7 @@ day and time, is taken as their pick."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from email.message import EmailMessage
 
@@ -31,6 +32,10 @@ def ask_and_pick(dovecot: Dovecot, smtp: Smtp, desk: DeskProcess, sender: str,
     offer = desk.poll(lambda: next((r for r in smtp.received[before:] if times_in(r)), None))
     offered = times_in(offer)
     desk.poll(lambda: "\\Seen" in dovecot.flags().get(f"<meet-{name}@example.com>", ""))
+    # one mail answers the request: the times and words that fit a mail, nothing after it
+    answers = [r for r in smtp.received if r["In-Reply-To"] == f"<meet-{name}@example.com>"]
+    assert answers == [offer], [r.get_body().get_content() for r in answers]
+    assert "button" not in offer.get_body().get_content().lower()
     after = len(smtp.received)
     dovecot.deliver(mail(sender, "Re: Budget", pick(offered),
                          message_id=f"<pick-{name}@example.com>",
@@ -51,3 +56,6 @@ def test_a_guest_picks_a_time_by_its_number_or_its_words(
     offered, held = ask_and_pick(dovecot, smtp, desk, "bo@example.com",
                                  lambda times: f"{times[2].split()[0]} {times[2].split()[-1]}")
     assert held.startswith(f"Held for you: {offered[2]}"), held
+    per_id = Counter(str(reply["Message-ID"]) for reply in smtp.received)
+    assert set(per_id.values()) == {1}, per_id  # no outbox part went out twice
+    assert len(smtp.received) == 4  # an offer and an answer to each pick
