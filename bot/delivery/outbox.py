@@ -168,10 +168,10 @@ class Outbox:
             try:
                 if file is not None:  # its caption is the part's text
                     message_id = await adapter.send_file(target, file, part.text, buttons,
-                                                         key=f"fd{part.id}")
+                                                         key=part.send_key)
                 else:
                     message_id = await adapter.send(target, part.text, buttons,
-                                                    key=f"fd{part.id}")
+                                                    key=part.send_key)
             except ChatMoved as moved:
                 log.info("%s chat %s moved to %s; following it", part.platform, target,
                          moved.chat_id)

@@ -9,6 +9,7 @@ remembered in ``moved_chats``, so later sends follow it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -44,6 +45,14 @@ class OutboxPart:
         return cls(id=row[0], platform=row[1], chat_id=row[2], reply_key=row[3],
                    part_no=row[4], parts=row[5], text=row[6], buttons=buttons,
                    sent=row[8] is not None)
+
+    @property
+    def send_key(self) -> str:
+        """What the platform is told this part is: the same on every resend of it, never the
+        same for two parts (the row id alone could come back once old rows are pruned: a mail's
+        Message-ID is made from it). 25 characters at most: Discord's nonce."""
+        what = f"{self.platform}|{self.chat_id}|{self.reply_key}|{self.part_no}"
+        return f"fd{self.id}.{hashlib.sha256(what.encode()).hexdigest()}"[:25]
 
 
 class OutboxParts:

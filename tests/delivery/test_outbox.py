@@ -104,3 +104,19 @@ async def test_a_refused_part_is_marked_failed_and_a_moved_chat_is_followed(home
     assert (failure.kind, failure.chat_id) == ("part", "blocked")
     await services.delivery.outbox.deliver("telegram", "old-group", "k4", "later")  # remembered
     assert adapter.sent[-1] == ("supergroup", "later")
+
+
+def test_a_part_is_told_to_the_platform_by_a_key_no_other_part_has() -> None:
+    """The row id can come back once old rows are pruned (no AUTOINCREMENT); a mail's
+    Message-ID and Discord's nonce are made from the key, so it carries the part itself."""
+    from bot.delivery.parts import OutboxPart
+
+    def part(row_id: int, reply_key: str) -> OutboxPart:
+        return OutboxPart(id=row_id, platform="email", chat_id="ann@example.org",
+                          reply_key=reply_key, part_no=0, parts=1, text="hi", buttons=None,
+                          sent=False)
+
+    first, again, reused = part(7, "<a@x>"), part(7, "<a@x>"), part(7, "<b@x>")
+    assert first.send_key == again.send_key  # a resend of the same part: the same id
+    assert first.send_key != reused.send_key  # the same row id for another reply: another
+    assert len(first.send_key) <= 25 and first.send_key.startswith("fd7.")
