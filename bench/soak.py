@@ -38,13 +38,14 @@ RSS_LIMIT = 1.10
 P99_LIMIT = 1.2
 POOL_THREADS = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor, at most
 SOCKET_CHURN = 8  # keep-alive connections at a rest beyond the first half's most
-HEADER = (f"{'answered':>9} {'seconds':>8} {'RSS MB':>7} {'fds':>4} {'socks':>5} {'threads':>7} "
-          f"{'tasks':>5} {'db MB':>7} {'p50 ms':>7} {'p99 ms':>7}")
+HEADER = (f"{'answered':>9} {'seconds':>8} {'RSS MB':>7} {'heap MB':>7} {'fds':>4} "
+          f"{'socks':>5} {'threads':>7} {'tasks':>5} {'db MB':>7} {'p50 ms':>7} {'p99 ms':>7}")
 
 
 def line(sample: Sample) -> str:
     tasks = "?" if sample.tasks is None else str(sample.tasks)
     return (f"{sample.messages:>9,} {sample.seconds:>8.1f} {sample.rss_kb / 1024:>7.1f} "
+            f"{sample.heap_kb / 1024:>7.1f} "
             f"{sample.fds:>4} {sample.sockets:>5} {sample.threads:>7} {tasks:>5} "
             f"{sample.db_bytes / 2**20:>7.1f} {sample.p50_ms:>7.1f} {sample.p99_ms:>7.1f}")
 
@@ -56,6 +57,7 @@ def verdicts(result: SoakResult) -> list[tuple[str, bool]]:
         return [("too few samples for the figures (fewer than 3,000 messages)", False)]
     second, last = samples[1], samples[-1]
     rss = last.rss_kb / second.rss_kb
+    heap = last.heap_kb / second.heap_kb
     p99 = last.p99_ms / second.p99_ms
     growth = [later.db_bytes - earlier.db_bytes for earlier, later in pairwise(samples)]
     half = len(growth) // 2
@@ -66,6 +68,9 @@ def verdicts(result: SoakResult) -> list[tuple[str, bool]]:
         (f"RSS after {last.messages:,} / after {second.messages:,}: {rss:.3f}× "
          f"({last.rss_kb / 1024:.1f} / {second.rss_kb / 1024:.1f} MB; ≤ {RSS_LIMIT}×)",
          rss <= RSS_LIMIT),
+        (f"  of it anonymous memory (the heap; the rest is mapped files, the database among "
+         f"them): {heap:.3f}× ({last.heap_kb / 1024:.1f} / {second.heap_kb / 1024:.1f} MB)",
+         heap <= RSS_LIMIT),
         (f"reply p99 of the last 1,000 / the second 1,000: {p99:.2f}× "
          f"({last.p99_ms:.1f} / {second.p99_ms:.1f} ms; ≤ {P99_LIMIT}×)", p99 <= P99_LIMIT),
         (f"descriptors other than sockets: {', '.join(map(str, sorted(files)))} at every rest",
