@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.access.people import People, Person
+from bot.config.bounded import RecentSet
 from bot.config.settings import Settings
 from bot.config.text import escape_markdown, one_line, one_name, shown
 from bot.delivery.buttons import Buttons, ButtonTarget
@@ -48,6 +49,7 @@ REVIEW_RUN = PAIRING_RUN + "review"  # a summary's button: send the held people'
 SUMMARY = "pairing-summary:"  # the prefix of a summary's outbox key
 LIMIT = 5  # messages about strangers ...
 WINDOW_S = 3600.0  # ... in any hour
+TOLD_KEPT = 10_000  # strangers the terminal remembers having been told about
 SUMMARY_NAMES = 20  # a summary names at most this many
 REVIEW_BATCH = 10  # prompts sent per press of Review
 WAIT_KEY = "pairing"
@@ -85,7 +87,9 @@ class Strangers:
         self.owner_chat = owner_chat
         self.clock = clock
         self.sleep = sleep
-        self._told: set[tuple[str, str]] = set()  # whom the terminal was told about
+        # whom the terminal was told about: the most recent strangers only (anyone may write;
+        # one forgotten is told about again, one log line)
+        self._told: RecentSet[tuple[str, str]] = RecentSet(limit=TOLD_KEPT)
         self.hourly = HourlyQueue(
             limit=LIMIT, window_s=WINDOW_S,
             sent_times=lambda _scope, since: self.people.shown_times(since),

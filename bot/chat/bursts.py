@@ -97,11 +97,11 @@ class Bursts:
             return  # held already: its first recording was rolled back (a full disk's batch)
         seq = self._seq[key] = self._seq.get(key, 0) + 1
         burst = self._burst.setdefault(key, 0)
-        lines = self._lines.setdefault(key, [])
         if not mergeable(msg):
             self._cuts[(key, msg.message_id)] = seq
             self._burst[key] = burst + 1
         else:
+            lines = self._lines.setdefault(key, [])
             lines.append(Line(msg, self.clock(), seq, burst))
             if sum(1 for line in lines if line.burst == burst) >= self.max_messages:
                 self._burst[key] = burst + 1  # full: the next line starts another
@@ -168,18 +168,38 @@ class Bursts:
         key = key_of(msg)
         done = (key, msg.message_id)
         cut = self._cuts.pop(done, None)
-        if cut is not None:
-            while (lines := self._lines.get(key)) and lines[0].seq < cut:
-                yield self._take(key, before=cut)
-            yield [msg]
-        elif self._line(key, msg.message_id) is not None:
-            while self._line(key, msg.message_id) is not None:
-                yield self._take(key)
-            self._taken.pop(done, None)
-        elif done in self._taken:
-            self._taken.pop(done)  # answered with an earlier line of its burst
-        else:
-            yield [msg]  # merging off, or a message ``arrived`` never saw (a stranger let in)
+        try:
+            if cut is not None:
+                while (lines := self._lines.get(key)) and lines[0].seq < cut:
+                    yield self._take(key, before=cut)
+                yield [msg]
+            elif self._line(key, msg.message_id) is not None:
+                while self._line(key, msg.message_id) is not None:
+                    yield self._take(key)
+                self._taken.pop(done, None)
+            elif done in self._taken:
+                self._taken.pop(done)  # answered with an earlier line of its burst
+            else:
+                yield [msg]  # merging off, or a message ``arrived`` never saw
+        finally:
+            self._forget(key)
+
+    def _forget(self, key: Key) -> None:
+        """Drop a person's state once nothing of theirs waits or is taken: a burst counts
+        only within what is waiting, so starting again from 0 changes nothing, and the
+        tables hold the people writing now rather than everyone who ever wrote. (``_taken``
+        and ``_cuts`` hold only messages being answered now: a short scan.)"""
+        if key in self._lines or any(k == key for k, _ in self._taken) \
+                or any(k == key for k, _ in self._cuts):
+            return
+        self._seq.pop(key, None)
+        self._burst.pop(key, None)
+        if (changed := self._changed.pop(key, None)) is not None:
+            changed.set()  # a waiter looks again, and finds nothing left to wait for
+
+    def __len__(self) -> int:
+        """How many people (per chat) have state kept now."""
+        return len(self._seq.keys() | self._lines.keys() | self._changed.keys())
 
     def _take(self, key: Key, before: int | None = None) -> list[IncomingMessage]:
         """Take the oldest waiting burst of a person (its lines before ``before`` only)."""

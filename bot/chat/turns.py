@@ -127,6 +127,10 @@ class Turns:
         self._open: dict[Key, OpenTurn] = {}  # per person and chat
         self._by_run: dict[str, OpenTurn] = {}
 
+    def __len__(self) -> int:
+        """How many lone lines' turns are open now (each ends with its turn)."""
+        return len(self._by_run)
+
     def arrived(self, msg: IncomingMessage) -> None:
         """An allowed message is in the inbox: it may cancel its person's open turn, then it
         joins its burst. Any message ends the open turn's chance to be cancelled."""

@@ -17,6 +17,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -67,6 +68,8 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     BANNER.begin(startup)  # the process's banner: the adapters' lines count their parts
     terminated = asyncio.Event()  # from here on, a SIGTERM stops the run as cleanly as later
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated.set)
+    # `kill -USR1` logs what the process holds (bench/soak.py reads it: issue 38)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, log_holdings)
     app = assemble(settings)
     for line in general_lines(settings, (app.models.small.name, app.models.big.name),
                               version(), app.models.choices.chosen()):
@@ -133,6 +136,7 @@ async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
             await hold_sends(app.delivery.outbox, SEND_GRACE_S)
     finally:
         asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+        asyncio.get_running_loop().remove_signal_handler(signal.SIGUSR1)
         for task in [*waited, *background]:
             task.cancel()
         await asyncio.gather(*tasks, *background, stop_signal, return_exceptions=True)
@@ -145,18 +149,20 @@ async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
     return 1 if reasons else 0
 
 
+def log_holdings() -> None:
+    """One INFO line: how many asyncio tasks and threads the process holds now."""
+    log.info("holding: %d asyncio tasks, %d threads", len(asyncio.all_tasks()),
+             threading.active_count())
+
+
 async def hold_sends(outbox: Outbox, grace: float) -> None:
     """Let the sends under way finish, then hold every chat's send lock so none starts: a
     part is then either sent and marked, or still unsent for the next start (never cut off
     between the platform's accept and its mark, which would send it twice). A send still
     under way after ``grace`` seconds (flood control) is cut off after all."""
-    held: set[asyncio.Lock] = set()
     try:
         async with asyncio.timeout(grace):
-            while pending := [lock for lock in outbox.send_locks.values() if lock not in held]:
-                for lock in pending:  # a free lock is taken without yielding to the loop
-                    await lock.acquire()
-                    held.add(lock)
+            await outbox.send_locks.hold_all()
     except TimeoutError:
         log.warning("a send was still under way after %.0f s; stopping anyway", grace)
 

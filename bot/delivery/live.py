@@ -48,6 +48,7 @@ PARTIAL_MARK = "\u2026"  # "…": the end of every partial text, and of no final
 MAX_FLOODS = 3  # flood answers in one reply after which nothing more is shown live
 FIRST_PART_CHARS = 40  # an edit-mode reply shows once it has this much, or a sentence
 SENTENCE_END = re.compile(r"[.!?:;\n]\s")
+PACE_KEPT = 256  # chats whose pace is kept before the ones past their wait are dropped
 
 
 def partial(text: str) -> str:
@@ -132,6 +133,16 @@ class LiveReplies:
         due = max(self.last_write.get(where, -1e9) + self.interval,
                   self.not_before.get(where, -1e9))
         return max(0.0, due - now)
+
+    def forget_past(self) -> None:
+        """Past ``PACE_KEPT`` chats, drop the pace of those whose wait is over: a chat absent
+        from both tables may write at once, which is what an entry past its time says too."""
+        if len(self.last_write) + len(self.not_before) <= PACE_KEPT:
+            return
+        now = self.clock()
+        self.last_write = {where: at for where, at in self.last_write.items()
+                           if at + self.interval > now}
+        self.not_before = {where: at for where, at in self.not_before.items() if at > now}
 
     def may_write(self, platform: str) -> bool:
         """Whether the bot's overall pace has a slot free now (then taken) for a live write."""
@@ -222,6 +233,7 @@ class LiveReply:
         except Flooded as flood:
             self.floods += 1
             self.owner.not_before[self.where] = self.owner.clock() + flood.retry_after
+            self.owner.forget_past()
             log.info("flood control in %s chat %s (%d in this reply)", *self.where,
                      self.floods)
             return True
@@ -263,6 +275,7 @@ class LiveReply:
 
     def _wrote(self) -> None:
         self.owner.last_write[self.where] = self.owner.clock()
+        self.owner.forget_past()
         self.updates += 1
         if self.updates == 1 and self.observer is not None:
             event: dict[str, Any] = {"event": EventKind.FIRST_VISIBLE, "mode": self.mode}

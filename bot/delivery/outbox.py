@@ -40,12 +40,12 @@ Usage::
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable
 
 from bot.adapters.base import Adapter, LiveAdapter
+from bot.config.bounded import KeyedLocks
 from bot.delivery.files import OutboxFiles
 from bot.delivery.live import settled
 from bot.delivery.pace import WritePace
@@ -67,7 +67,8 @@ class Outbox:
         self.shown = shown  # the partial messages of live replies, edited into the final
         self.files = files  # the files replies carry (None: replies are text only)
         self.adapters: dict[str, Adapter] = {}  # platform -> its running adapter
-        self.send_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        # one per chat while a send holds or waits on it (none kept per chat ever seen)
+        self.send_locks: KeyedLocks[tuple[str, str]] = KeyedLocks()
         self.unmarked: dict[int, str] = {}  # part id -> message id: sent, its mark refused
 
     def register(self, adapter: Adapter) -> None:
@@ -143,7 +144,7 @@ class Outbox:
     async def _flush_chat(self, adapter: Adapter, platform: str, chat: str) -> None:
         # One lock per chat: a chat waiting out flood control does not hold up the others.
         where = self.parts.chat_now(platform, chat)
-        async with self.send_locks.setdefault((platform, where), asyncio.Lock()):
+        async with self.send_locks.held((platform, where)):
             for part in self.parts.unsent(platform):
                 if part.chat_id == chat:
                     await self._send(adapter, part)

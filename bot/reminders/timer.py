@@ -243,6 +243,9 @@ class Scheduler:
     async def tick(self) -> list[Reminder]:
         """Fire every occurrence due by the clock (not one waiting out a retry); the fired."""
         fired: list[Reminder] = []
+        # a retry time past is as good as none: dropped, so a reminder deleted while it
+        # waited out a retry leaves nothing behind
+        self._retry_at = {slot: at for slot, at in self._retry_at.items() if at > self.clock()}
         for reminder in self.reminders.due(self.clock()):
             now = self.clock()
             slot = (reminder.id, reminder.due_at)

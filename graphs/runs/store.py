@@ -57,7 +57,7 @@ _dumps_any = _compact_json(str)  # event fields: anything else is stored as its 
 _NOT_JSON = (TypeError, ValueError, RecursionError)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)  # a batch's size: a few sizes recur, any may come once
 def _insert_rows(count: int) -> str:
     """One INSERT for ``count`` events (cached: SQLite reuses the prepared statement)."""
     return "INSERT INTO run_events VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * count)

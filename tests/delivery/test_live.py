@@ -129,3 +129,23 @@ def test_the_stream_settings_are_read_and_a_bad_one_names_its_variable(tmp_path:
         Settings.from_env({"FRONTDESK_STREAM": "sometimes"})
     with pytest.raises(ValueError, match="FRONTDESK_STREAM_INTERVAL='0': expected a number"):
         Settings.from_env({"FRONTDESK_STREAM_INTERVAL": "0"})
+
+
+def test_the_pace_of_chats_past_their_wait_is_forgotten(harness: Harness) -> None:
+    now = [1000.0]
+    shown = harness.services.delivery.outbox.shown
+    assert shown is not None
+    live = LiveReplies(harness.services.delivery.outbox.adapter, shown, interval=1.0,
+                       clock=lambda: now[0])
+    for chat in range(10_000):  # live writes in 10,000 chats, 100 a second
+        now[0] += 0.01
+        live.last_write[("telegram", str(chat))] = now[0]
+        live.forget_past()
+    live.not_before[("telegram", "flooded")] = now[0] + 30  # a flood wait still running
+    now[0] += 0.5
+    live.last_write[("telegram", "late")] = now[0]
+    live.forget_past()
+    assert len(live.last_write) + len(live.not_before) <= 256 + 2
+    assert live.wait_before_write(("telegram", "flooded")) > 29  # kept: its wait is not over
+    assert live.wait_before_write(("telegram", "late")) == pytest.approx(1.0)
+    assert live.wait_before_write(("telegram", "0")) == 0.0  # forgotten: may write at once
