@@ -7,8 +7,8 @@ Usage:
 Multinomial logistic regression (scikit-learn, a dev/bench dependency only: the bot reads the
 weights in plain Python, ``bot.models.router``) on the hashed features of
 ``bot.models.router.features``. The model is fitted on the ``train`` split only; the
-regularisation strength and the class weighting are chosen on the ``tune`` split, by the worst
-route's accuracy (then the overall one). The ``test`` split is never read here. The fit is
+regularisation strength and the class weighting are chosen on the ``tune`` split, by the route
+accuracy over all its rows (then the worst route's; the first of equals). The ``test`` split is never read here. The fit is
 deterministic (L-BFGS from zero), so the same set and settings give the same weights.
 """
 
@@ -119,12 +119,15 @@ def route_accuracy(weights: RouterWeights, rows: Sequence[Row]) -> dict[str, flo
 
 
 def tune(train: Sequence[Row], tune_rows: Sequence[Row]) -> tuple[RouterWeights, dict[str, Any]]:
-    """The grid's best on the tune split: the worst route first, then all routes."""
+    """The grid's best on the tune split: all routes first, then the worst route.
+
+    (Worst route first, as the second round did, picked a C that lost more than it gained
+    on every tune set once the split grew in the third round: docs/router.md.)"""
     best: tuple[tuple[float, float], RouterWeights, dict[str, Any]] | None = None
     for c, class_weight in itertools.product(GRID_C, GRID_CLASS_WEIGHT):
         weights = fit(train, c, class_weight)
         accuracy = route_accuracy(weights, tune_rows)
-        key = (min(accuracy.values()), accuracy["all"])
+        key = (accuracy["all"], min(accuracy.values()))
         print(f"  C={c:<6g} class_weight={class_weight!s:<9} tune: " +
               ", ".join(f"{route} {value:.1%}" for route, value in accuracy.items()))
         if best is None or key > best[0]:
