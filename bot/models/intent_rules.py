@@ -28,6 +28,7 @@ NOT_URGENT = re.compile(
     r"(?:urgen\w*|dringend\w*|emergen\w*|eilig|akut\w*)"
     r"|\bno (?:rush|hurry|need to hurry)\b|\bkein(?:en)? stress\b|\bkeine eile\b"
     r"|\brien ne presse\b|\bsin prisa\b|\bnessuna fretta\b|\bsem pressa\b|\bgeen haast\b"
+    r"|\bnothing (?:too |very |really |that )?urgent\b|\bnon-?urgent\b"
     r"|\bnie (?:jest )?piln\w*|\bnic pilnego\b|\bbez pospiechu\b|\bне (?:срочно|терміново)"
     r"|\binte (?:akut|bradskande)\b|\bikke akut\b|\bei (?:ole )?kiire|\bacil degil")
 URGENT_WORDS = re.compile(
@@ -46,7 +47,8 @@ ABOUT_URGENCY = re.compile(
     r"(?:urgen\w*|dringend)\b.*\?"
     r"|\bhow urgent\b|\bwie dringend\b|\burgent care\b|\bin case of (?:an? )?emergenc"
     r"|\b(?:as|als|comme|como|come) (?:urgent|dringend|urgente)\b"
-    r"|\burgent (?:flag|label|tag|notifications?|folder)\b")
+    r"|\burgent (?:flag|label|tag|notifications?|folder)\b"
+    r"|\b(?:uscita|salida|saida|porta|puerta|scala|escalera) de?i? ?emergen\w*")
 SAVE_OR_REMIND = re.compile(
     r"^\W*(?:(?:please|pls|plz|bitte|stp|por favor|per favore)\W+)?"
     r"(?:remember|note(?: that| down)?|remind me|save (?:this|a note)|erinnere? mich|"
