@@ -28,7 +28,7 @@ NOT_URGENT = re.compile(
     r"(?:urgen\w*|dringend\w*|emergen\w*|eilig|akut\w*)"
     r"|\bno (?:rush|hurry|need to hurry)\b|\bkein(?:en)? stress\b|\bkeine eile\b"
     r"|\brien ne presse\b|\bsin prisa\b|\bnessuna fretta\b|\bsem pressa\b|\bgeen haast\b"
-    r"|\bnothing (?:too |very |really |that )?urgent\b|\bnon-?urgent\b"
+    r"|\bnothing (?:too |very |really |that )?urgent\b|\bnon[- ]?(?:urgen|emergen)\w*"
     r"|\bnie (?:jest )?piln\w*|\bnic pilnego\b|\bbez pospiechu\b|\bне (?:срочно|терміново)"
     r"|\binte (?:akut|bradskande)\b|\bikke akut\b|\bei (?:ole )?kiire|\bacil degil")
 URGENT_WORDS = re.compile(
