@@ -65,6 +65,9 @@ def score(name: str) -> tuple[dict[str, float], list[tuple[str, str, str]]]:
 def report() -> dict[str, float]:
     """Print one line per set; return each set's overall figure."""
     overall = {}
+    if "tune" in str(router.shipped_weights().training.get("splits", "train")):
+        print("(these weights were fitted on the tune split too: its lines below are no "
+              "tune figures; --retrain C fits the train split alone)")
     for name in SETS:
         accuracy, misses = score(name)
         overall[name] = accuracy["all"]

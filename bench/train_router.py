@@ -6,11 +6,12 @@ Usage:
 
 Multinomial logistic regression (scikit-learn, a dev/bench dependency only: the bot reads the
 weights in plain Python, ``bot.models.router``) on the hashed features of
-``bot.models.router.features``. The model is fitted on the ``train`` split only; the
-regularisation strength and the class weighting are chosen on the ``tune`` split together with
-the spent held-out sets and the eval sample (``TUNE_SETS``, never trained on), by the route
-accuracy over all their rows (then the worst route's; the first of equals). The ``test`` split
-is never read here. The fit is deterministic (L-BFGS from zero), so the same set and settings
+``bot.models.router.features``. The regularisation strength and the class weighting are chosen
+by fits to the ``train`` split, scored on the ``tune`` split together with the spent held-out
+sets and the eval sample (``TUNE_SETS``, never trained on), by the route accuracy over all
+their rows (then the worst route's; the first of equals); the shipped model is then fitted
+with them on the ``train`` and ``tune`` splits together. The ``test`` split is never read
+here. The fit is deterministic (L-BFGS from zero), so the same set and settings
 give the same weights.
 """
 
@@ -70,6 +71,13 @@ def load_split(path: Path, split: str) -> list[Row]:
     return [row for row in rows if row["split"] == split]
 
 
+def fitted_rows(path: Path, splits: str) -> list[Row]:
+    """The rows a model was fitted on: ``train``, or ``train+tune`` (the shipped weights, since
+    the third round of issue 39: C is chosen on fits to ``train`` alone, then the model is
+    fitted again on both splits with it)."""
+    return [row for split in splits.split("+") for row in load_split(path, split)]
+
+
 def load_tune_sets() -> list[Row]:
     """The rows of the spent sets (``text`` and ``route``), which help choose C."""
     return [json.loads(line) for path in TUNE_SETS
@@ -93,7 +101,7 @@ def matrix(texts: Sequence[str], buckets: int) -> csr_matrix:
 
 
 def fit(rows: Sequence[Row], c: float, class_weight: str | None,
-        buckets: int = BUCKETS) -> RouterWeights:
+        buckets: int = BUCKETS, splits: str = "train") -> RouterWeights:
     """A fitted model, quantised to the shipped format."""
     model = LogisticRegression(C=c, class_weight=class_weight, max_iter=2000, tol=1e-4)
     # one thread: on a shared machine BLAS threads fight each other (seconds become minutes)
@@ -106,7 +114,7 @@ def fit(rows: Sequence[Row], c: float, class_weight: str | None,
     quantised = np.round(coef.T / scale).astype("<i2")  # bucket-major
     weights = array("h")
     weights.frombytes(quantised.tobytes())
-    training = {"C": c, "class_weight": class_weight, "train_rows": len(rows),
+    training = {"C": c, "class_weight": class_weight, "splits": splits, "train_rows": len(rows),
                 "scikit_learn": _sklearn_version()}
     return RouterWeights(intents=INTENTS, buckets=buckets, scale=scale,
                          bias=tuple(float(model.intercept_[i]) for i in order),
@@ -162,8 +170,9 @@ def main() -> None:
     tune_rows = load_split(args.set, "tune") + load_tune_sets()
     if not args.write:
         shipped = RouterWeights.from_json(args.out.read_text(encoding="utf-8"))
-        again = fit(train, shipped.training["C"], shipped.training["class_weight"],
-                    shipped.buckets)
+        splits = str(shipped.training.get("splits", "train"))
+        again = fit(fitted_rows(args.set, splits), shipped.training["C"],
+                    shipped.training["class_weight"], shipped.buckets, splits)
         weight_gap, bias_gap = compare(shipped, again)
         print(f"retrained as shipped (C={shipped.training['C']:g}): largest weight change "
               f"{weight_gap:.2e}, largest bias change {bias_gap:.2e}")
@@ -171,8 +180,12 @@ def main() -> None:
             sys.exit("the shipped weights are not what the script trains: retrain with --write")
         return
     print(f"train {len(train)} rows, tune {len(tune_rows)} rows; grid:")
-    weights, chosen = tune(train, tune_rows)
-    print(f"chosen: C={chosen['C']:g}, class_weight={chosen['class_weight']}")
+    _, chosen = tune(train, tune_rows)
+    print(f"chosen: C={chosen['C']:g}, class_weight={chosen['class_weight']}; fitted again on "
+          "the train and tune splits together")
+    # More rows beat a split kept apart once C is chosen: the spent sets gained (docs/router.md)
+    weights = fit(fitted_rows(args.set, "train+tune"), chosen["C"], chosen["class_weight"],
+                  splits="train+tune")
     args.out.write_text(weights.to_json(), encoding="utf-8")
     print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB)")
 

@@ -126,11 +126,12 @@ def test_the_route_is_chosen_before_the_intent() -> None:
 @pytest.mark.slow
 def test_the_training_script_gives_the_shipped_weights_again() -> None:
     pytest.importorskip("sklearn")
-    from bench.train_router import DEFAULT_SET, fit, load_split
+    from bench.train_router import DEFAULT_SET, fit, fitted_rows
 
     shipped = shipped_weights()
-    again = fit(load_split(DEFAULT_SET, "train"), shipped.training["C"],
-                shipped.training["class_weight"], shipped.buckets)
+    splits = shipped.training["splits"]
+    again = fit(fitted_rows(DEFAULT_SET, splits), shipped.training["C"],
+                shipped.training["class_weight"], shipped.buckets, splits)
     assert again.bias == pytest.approx(shipped.bias, abs=1e-3)
     assert again.scale == pytest.approx(shipped.scale, rel=1e-3)
     differing = sum(1 for a, b in zip(again.weights, shipped.weights, strict=True)

@@ -21,7 +21,7 @@ READ_ONCE = 296 / 320  # 92.5 % when the set was read, the one time it was held 
 # Short everyday lines ("ok cool", "👍", "Bonjour !") that both sets' writers wrote apart:
 # 23 when the set was read. Training must not take in any more of its lines.
 SHARED_WHEN_READ = 23
-TUNED = 309 / 320  # after the third round, which tuned on it: a tune figure, not a held-out one
+TUNED = 311 / 320  # after the third round, which tuned on it: a tune figure, not a held-out one
 
 
 def rows(path: Path) -> list[dict[str, str]]:
