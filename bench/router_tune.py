@@ -4,6 +4,7 @@ Usage:
     .venv/bin/python bench/router_tune.py                 # the shipped weights
     .venv/bin/python bench/router_tune.py --retrain C     # retrain on the train split first
     .venv/bin/python bench/router_tune.py --misses NAME   # and list one set's misses
+    .venv/bin/python bench/router_tune.py --file F.jsonl --misses file   # any labelled set too
 
 The sets: the labelled set's ``tune`` split, the two spent held-out sets and the eval sample
 (docs/router.md, third round). Each figure is a *tune* figure: these sets chose the changes.
@@ -89,8 +90,12 @@ def _trainer() -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--retrain", type=float, metavar="C")
-    parser.add_argument("--misses", choices=list(SETS))
+    parser.add_argument("--file", type=Path,
+                        help="also score this JSON Lines file (eval format: text, route)")
+    parser.add_argument("--misses", choices=[*SETS, "file"])
     args = parser.parse_args()
+    if args.file:
+        SETS["file"] = args.file
     if args.retrain:
         trainer = _trainer()
         weights = trainer.fit(trainer.load_split(SETS["tune"], "train"), args.retrain, None)
