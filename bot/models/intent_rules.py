@@ -25,12 +25,18 @@ from bot.models.router import fold, is_emoji
 _NOT = r"(?:not|no|nicht|kein|pas|no es|non e|nao e|niet|geen|nie)"
 NOT_URGENT = re.compile(
     rf"\b{_NOT}\s+(?:so\s+|really\s+|very\s+|super\s+|sehr\s+|tres\s+|muy\s+|molto\s+)?"
-    r"(?:urgen\w*|dringend\w*|emergen\w*|eilig)"
+    r"(?:urgen\w*|dringend\w*|emergen\w*|eilig|akut\w*)"
     r"|\bno (?:rush|hurry|need to hurry)\b|\bkein(?:en)? stress\b|\bkeine eile\b"
-    r"|\brien ne presse\b|\bsin prisa\b|\bnessuna fretta\b|\bsem pressa\b|\bgeen haast\b")
+    r"|\brien ne presse\b|\bsin prisa\b|\bnessuna fretta\b|\bsem pressa\b|\bgeen haast\b"
+    r"|\bnothing (?:too |very |really |that )?urgent\b|\bnon[- ]?(?:urgen|emergen)\w*"
+    r"|\bnie (?:jest )?piln\w*|\bnic pilnego\b|\bbez pospiechu\b|\bне (?:срочно|терміново)"
+    r"|\binte (?:akut|bradskande)\b|\bikke akut\b|\bei (?:ole )?kiire|\bacil degil")
 URGENT_WORDS = re.compile(
     r"\b(?:urgen\w*|asap|a\.s\.a\.p|emergen\w*|sos|dringend\w*|notfall\w*|spoed\w*|"
-    r"noodgeval\w*|pilne)\b")
+    r"noodgeval\w*|piln(?:e|ie|y|a)|srochn\w*|срочн\w*|терміново|экстренн\w*|akut\w*|acil|"
+    r"kiireellinen|kiireesti|surgos|επειγ\w*|nalehav\w*|nodfall\w*)\b"
+    # scripts without spaces between words have no word edges to match
+    r"|緊急|至急|紧急|긴급|عاجل")
 # The words, but about urgency rather than an emergency: the learned router decides these.
 ABOUT_URGENCY = re.compile(
     r"\bemergenc\w* (?:number|contact|exit|kit|bag|plan|services? number|plumber|line|fund|"
@@ -41,7 +47,8 @@ ABOUT_URGENCY = re.compile(
     r"(?:urgen\w*|dringend)\b.*\?"
     r"|\bhow urgent\b|\bwie dringend\b|\burgent care\b|\bin case of (?:an? )?emergenc"
     r"|\b(?:as|als|comme|como|come) (?:urgent|dringend|urgente)\b"
-    r"|\burgent (?:flag|label|tag|notifications?|folder)\b")
+    r"|\burgent (?:flag|label|tag|notifications?|folder)\b"
+    r"|\b(?:uscita|salida|saida|porta|puerta|scala|escalera) de?i? ?emergen\w*")
 SAVE_OR_REMIND = re.compile(
     r"^\W*(?:(?:please|pls|plz|bitte|stp|por favor|per favore)\W+)?"
     r"(?:remember|note(?: that| down)?|remind me|save (?:this|a note)|erinnere? mich|"

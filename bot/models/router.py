@@ -36,6 +36,9 @@ WEIGHTS_FILE = "router_weights.json"
 MAX_CHARS = 2000  # a longer message is scored on its first 2,000 characters
 TOKEN = re.compile(r"[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
 SHOUTED = re.compile(r"\b[^\W\d_a-z]{3,}\b")
+# Scripts written without spaces between words (kana, CJK ideographs): a "token" there is a
+# whole clause, so its characters and character pairs are its words.
+UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def fold(text: str) -> str:
@@ -60,6 +63,9 @@ def feature_names(text: str) -> list[str]:
     for marked in [f"<{token}>" for token in tokens if token.isalnum()]:
         names += ["c:" + marked[start:start + size] for size in (3, 4, 5)
                   for start in range(max(1, len(marked) - size + 1))]
+    for run in [token for token in tokens if UNSPACED.search(token)]:
+        names += ["u:" + run[start:start + 2] for start in range(len(run) - 1)]
+        names += ["u:" + char for char in run]
     if tokens:
         names += ["first:" + tokens[0], "last:" + tokens[-1]]
     # No length feature: the training rows' lengths (short thanks, longer requests) did not

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.models import classify_offline
+from bot.models.intent_rules import says_urgent
 from bot.models.router import INTENTS, RouterWeights, choose_intent, predict, shipped_weights
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -32,6 +33,8 @@ def test_the_weights_ship_inside_the_package_and_give_probabilities() -> None:
     probabilities = predict("hello there")
     assert set(probabilities) == set(INTENTS)
     assert abs(sum(probabilities.values()) - 1.0) < 1e-9
+    # issue 39: the weights stay in the package, under 1 MB
+    assert len(text.encode("utf-8")) < 1_000_000
 
 
 def test_the_weights_survive_their_file_format() -> None:
@@ -123,11 +126,12 @@ def test_the_route_is_chosen_before_the_intent() -> None:
 @pytest.mark.slow
 def test_the_training_script_gives_the_shipped_weights_again() -> None:
     pytest.importorskip("sklearn")
-    from bench.train_router import DEFAULT_SET, fit, load_split
+    from bench.train_router import DEFAULT_SET, fit, fitted_rows
 
     shipped = shipped_weights()
-    again = fit(load_split(DEFAULT_SET, "train"), shipped.training["C"],
-                shipped.training["class_weight"], shipped.buckets)
+    splits = shipped.training["splits"]
+    again = fit(fitted_rows(DEFAULT_SET, splits), shipped.training["C"],
+                shipped.training["class_weight"], shipped.buckets, splits)
     assert again.bias == pytest.approx(shipped.bias, abs=1e-3)
     assert again.scale == pytest.approx(shipped.scale, rel=1e-3)
     differing = sum(1 for a, b in zip(again.weights, shipped.weights, strict=True)
@@ -135,3 +139,18 @@ def test_the_training_script_gives_the_shipped_weights_again() -> None:
     assert differing == 0
     assert all(choose_intent(again.predict(row["text"]))
                == choose_intent(shipped.predict(row["text"])) for row in split_rows("tune"))
+
+
+@pytest.mark.parametrize("text", ["срочно! перезвоните", "Pilne: proszę o telefon",
+                                  "至急連絡ください", "Det är akut, ring mig"])
+def test_urgent_words_in_more_languages_are_urgent(text: str) -> None:
+    assert says_urgent(text)  # the rule, not the classifier's guess
+    assert classify_offline(text)[0] == "urgent"
+
+
+@pytest.mark.parametrize("text", ["what's the non-emergency number for the police?",
+                                  "nothing urgent, the fence is a bit loose",
+                                  "to nie jest pilne, ale czy ktoś może zadzwonić?",
+                                  "Dov'è l'uscita di emergenza?"])
+def test_saying_it_is_no_emergency_is_never_urgent(text: str) -> None:
+    assert classify_offline(text)[0] != "urgent"

@@ -18,8 +18,9 @@ ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_age
             "urgent": "notify_now"}
 # Read once as held out: 229 of 256 (89.5 %). Since then a tune set (the second round of
 # issue 39 chose its data and features looking at it): 246 of 256 (96.1 %), a tune figure,
-# not a held-out one (docs/router.md). A floor, so the figure cannot fall.
-MEASURED = 0.96
+# not a held-out one (docs/router.md); after the third round, which tuned on it too, 250 of
+# 256 (97.7 %). A floor, so the figure cannot fall.
+MEASURED = 250 / 256
 
 
 def rows(path: Path) -> list[dict[str, str]]:

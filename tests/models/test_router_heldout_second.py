@@ -1,15 +1,14 @@
 """The offline router on the second held-out set (tests/data/router_heldout_2026-12.jsonl):
 320 messages written by someone who never opened the repository, while the router of issue
 39's second round was tuned without it, then read once at the end (docs/router.md). The
-figure read then is a floor; 95 %, which the issue asks for, is an expected failure that
-turns red once it is reached."""
+figure read then is a floor. Issue 39's third round used it as a *tune* set (its misses named
+the voices the training data lacked; none of its lines was trained on): what it scores now is
+a tune figure, kept as a floor too, and the issue's 95 % is measured on a third set."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import pytest
 
 from bot.models import classify_offline
 
@@ -22,6 +21,7 @@ READ_ONCE = 296 / 320  # 92.5 % when the set was read, the one time it was held 
 # Short everyday lines ("ok cool", "👍", "Bonjour !") that both sets' writers wrote apart:
 # 23 when the set was read. Training must not take in any more of its lines.
 SHARED_WHEN_READ = 23
+TUNED = 311 / 320  # after the third round, which tuned on it: a tune figure, not a held-out one
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -52,6 +52,5 @@ def test_the_router_keeps_the_figure_read_once() -> None:
     assert accuracy() >= READ_ONCE
 
 
-@pytest.mark.xfail(strict=True, reason="issue 39 asks 95 % on words never seen: 92.5 % read")
-def test_the_router_reaches_95_percent() -> None:
-    assert accuracy() >= 0.95
+def test_the_router_keeps_the_tuned_figure() -> None:
+    assert accuracy() >= TUNED

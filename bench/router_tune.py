@@ -1,0 +1,110 @@
+"""Score the offline router, as ``classify_offline`` routes, on the tune sets at once.
+
+Usage:
+    .venv/bin/python bench/router_tune.py                 # the shipped weights
+    .venv/bin/python bench/router_tune.py --retrain C     # retrain on the train split first
+    .venv/bin/python bench/router_tune.py --misses NAME   # and list one set's misses
+    .venv/bin/python bench/router_tune.py --file F.jsonl --misses file   # any labelled set too
+
+The sets: the labelled set's ``tune`` split, the two spent held-out sets and the eval sample
+(docs/router.md, third round). Each figure is a *tune* figure: these sets chose the changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+_BENCH = str(Path(__file__).resolve().parent)
+if _BENCH in sys.path:
+    sys.path.remove(_BENCH)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.models import offline, router  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
+            "urgent": "notify_now"}
+NEW_ROWS = "issue 39 round 3"  # the note on this round's rows
+SETS = {
+    "tune": ROOT / "tests" / "data" / "triage_set.jsonl",
+    "tune-old": ROOT / "tests" / "data" / "triage_set.jsonl",
+    "set1": ROOT / "tests" / "data" / "router_heldout.jsonl",
+    "set2": ROOT / "tests" / "data" / "router_heldout_2026-12.jsonl",
+    "sample": ROOT / "bot" / "evaluation" / "sample.jsonl",
+}
+
+
+def labelled(name: str) -> list[tuple[str, str]]:
+    """(text, route) of one tune set; of the labelled set, only its tune split (``tune-old``:
+    without this round's rows, the split the second round measured)."""
+    rows = [json.loads(line) for line in SETS[name].read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    if name.startswith("tune"):
+        rows = [row for row in rows if row["split"] == "tune"
+                and (name == "tune" or row.get("note") != NEW_ROWS)]
+    return [(row["text"], row.get("route") or ROUTE_OF[row["intent"]]) for row in rows]
+
+
+def score(name: str) -> tuple[dict[str, float], list[tuple[str, str, str]]]:
+    """Route accuracy per route and overall, and the misses (text, expected, got)."""
+    hits: dict[str, list[bool]] = {}
+    misses = []
+    for text, route in labelled(name):
+        got = ROUTE_OF[offline.classify_offline(text)[0]]
+        hits.setdefault(route, []).append(got == route)
+        hits.setdefault("all", []).append(got == route)
+        if got != route:
+            misses.append((text, route, got))
+    return {r: sum(v) / len(v) for r, v in sorted(hits.items())}, misses
+
+
+def report() -> dict[str, float]:
+    """Print one line per set; return each set's overall figure."""
+    overall = {}
+    if "tune" in str(router.shipped_weights().training.get("splits", "train")):
+        print("(these weights were fitted on the tune split too: its lines below are no "
+              "tune figures; --retrain C fits the train split alone)")
+    for name in SETS:
+        accuracy, misses = score(name)
+        overall[name] = accuracy["all"]
+        print(f"{name:7} all {accuracy['all']:6.1%}  " + "  ".join(
+            f"{r} {v:6.1%}" for r, v in accuracy.items() if r != "all") +
+            f"  ({len(misses)} missed)")
+    return overall
+
+
+def _trainer() -> Any:
+    """bench/train_router.py as a module (bench/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("train_router", Path(_BENCH) / "train_router.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--retrain", type=float, metavar="C")
+    parser.add_argument("--file", type=Path,
+                        help="also score this JSON Lines file (eval format: text, route)")
+    parser.add_argument("--misses", choices=[*SETS, "file"])
+    args = parser.parse_args()
+    if args.file:
+        SETS["file"] = args.file
+    if args.retrain:
+        trainer = _trainer()
+        weights = trainer.fit(trainer.load_split(SETS["tune"], "train"), args.retrain, None)
+        router.shipped_weights = lambda: weights  # type: ignore[assignment]
+    report()
+    if args.misses:
+        for text, expected, got in score(args.misses)[1]:
+            print(f"  {expected:>11} → {got:<11} {text[:150]!r}")
+
+
+if __name__ == "__main__":
+    main()
