@@ -10,14 +10,10 @@ there, unmarked, until its answer has left).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
-from email import policy
-from email.message import EmailMessage
-from email.parser import BytesParser
 
 from bot.adapters.email.mailbox import Mailbox
-from bot.adapters.email.reading import MailFile, read_mail
+from bot.adapters.email.reading import MailFile, read_in_worker
 from bot.config.email_settings import EmailSettings
 from bot.media.attachments import FileTooLarge
 from bot.messages import IMAGE_TYPES, Attachment
@@ -33,12 +29,6 @@ def kind_of(mime: str) -> str:
     if mime.startswith("video/"):
         return "video"
     return "document"
-
-
-def _parse(raw: bytes) -> EmailMessage:
-    mail = BytesParser(policy=policy.default).parsebytes(raw)
-    assert isinstance(mail, EmailMessage)
-    return mail
 
 
 class MailFiles:
@@ -88,8 +78,7 @@ class MailFiles:
             await mailbox.close()
         if raw is None:
             raise LookupError("the mail is no longer on the server")
-        mail = await asyncio.to_thread(_parse, raw)
-        files = (await asyncio.to_thread(read_mail, mail, self.max_bytes)).attachments
+        files = (await read_in_worker(raw, self.max_bytes)).attachments
         if int(index) >= len(files):
             raise LookupError("the mail no longer has that file")
         return files[int(index)].data

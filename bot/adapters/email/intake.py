@@ -27,7 +27,7 @@ from email.utils import getaddresses, parseaddr
 from bot.adapters.base import Adapter
 from bot.adapters.email.adapter import PLATFORM, EmailAdapter
 from bot.adapters.email.mailbox import Head, Mailbox
-from bot.adapters.email.reading import read_mail
+from bot.adapters.email.reading import read_in_worker
 from bot.adapters.email.rules import from_stranger, never_answer
 from bot.adapters.email.threads import DONE, OPEN, TAKEN, Thread, Threads
 from bot.config.email_settings import EmailSettings
@@ -152,7 +152,7 @@ class EmailIntake:
             self.threads.take_uid(validity, uid, DONE)
             return
         whole = await asyncio.to_thread(parse, raw)
-        text = await asyncio.to_thread(read_mail, whole, self.max_bytes)
+        text = await read_in_worker(raw, self.max_bytes)
         message = IncomingMessage(
             platform=PLATFORM, chat_id=thread.address, message_id=message_id,
             user_id=thread.address, user_name=sender_name or thread.address,

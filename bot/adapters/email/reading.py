@@ -1,7 +1,8 @@
 """What a mail says: its new text (quoted history and signature cut off) and its files.
 
-``read_mail(message, max_bytes)`` is synchronous and CPU-bound: the adapter runs it off the
-event loop. ``text/plain`` is preferred; an HTML-only mail is read by the media floor's HTML
+``read_mail(message, max_bytes)`` is synchronous and CPU-bound: the adapter runs it in the
+bot's worker pool (``read_in_worker``: another process, bounded in time and memory).
+``text/plain`` is preferred; an HTML-only mail is read by the media floor's HTML
 reader (``bot.media.html_text``). The quoted history and the signature are cut by
 ``mail-parser-reply`` (a maintained, multi-language port of GitHub's email_reply_parser),
 which works with regular expressions: some inputs (a long run of blank lines, one very long
@@ -18,11 +19,14 @@ from __future__ import annotations
 import logging
 import textwrap
 from dataclasses import dataclass
+from email import policy
 from email.message import EmailMessage, Message
+from email.parser import BytesParser
 
 from mailparser_reply import EmailReplyParser
 
 from bot.media.html_text import visible_text_upto
+from bot.media.workers import WorkerFailed, shared_pool
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,10 @@ MAX_PARSED_CHARS = MAX_TEXT_CHARS
 MAX_LINE_CHARS = 200  # a longer line is wrapped before the reply parser sees it
 MAX_PARTS = 100  # MIME parts looked at; the rest of a hostile mail is ignored
 REPLY_LANGUAGES = ["en", "de", "fr", "nl", "it", "sv", "da", "pl", "es"]
+
+
+READ_SECONDS = 20.0  # a mail's text and files, read in the worker pool
+UNREADABLE = "[This mail's text could not be read.]"
 
 
 @dataclass(frozen=True)
@@ -179,3 +187,21 @@ def _file_name(part: Message, number: int) -> str:
         name = ""
     name = " ".join(str(name).split())[:200]
     return name or f"attachment-{number}"
+
+
+def read_raw_mail(raw: bytes, max_bytes: int) -> MailText:
+    """``read_mail`` of a mail's bytes as the server gave them: what the bot's worker pool runs
+    (``bot.media.workers``: bounded in time and memory, a hostile mail costs only a worker)."""
+    message = BytesParser(policy=policy.default).parsebytes(raw)
+    assert isinstance(message, EmailMessage)
+    return read_mail(message, max_bytes)
+
+
+async def read_in_worker(raw: bytes, max_bytes: int) -> MailText:
+    """The mail's text and files, read in the worker pool; a mail that overruns its time or
+    memory there is answered as unreadable, never a reason the bot stalls."""
+    try:
+        return await shared_pool().run(read_raw_mail, raw, max_bytes, seconds=READ_SECONDS)
+    except WorkerFailed as failed:
+        log.warning("a mail could not be read (%s)", failed.reason)
+        return MailText(UNREADABLE, ())

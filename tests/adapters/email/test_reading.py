@@ -130,3 +130,15 @@ def test_hostile_file_names_and_headers_do_not_raise() -> None:
     read = read_mail(parsed(raw), MB)
     assert read.text == "hello"
     assert len(read.attachments) == 1 and read.attachments[0].data == b"PDF"
+
+
+async def test_a_mail_is_read_in_the_worker_pool_and_one_that_overruns_is_unreadable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.adapters.email import reading
+
+    raw = (b"From: Ann <ann@example.org>\r\nSubject: hours\r\nContent-Type: text/plain\r\n\r\n"
+           b"When do you open on Saturday?\r\n")
+    read = await reading.read_in_worker(raw, 1_000_000)
+    assert read.text.startswith("When do you open on Saturday?")
+    monkeypatch.setattr(reading, "READ_SECONDS", 0.0)  # no worker can answer in no time
+    assert (await reading.read_in_worker(raw, 1_000_000)).text == reading.UNREADABLE
