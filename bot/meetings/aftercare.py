@@ -82,16 +82,19 @@ class Aftercare(MeetingTimes):
     def owner_zone(self) -> tzinfo:
         return self.zone
 
-    def parts(self, uid: str, guest_email: str | None = None) -> EventParts:
-        """The event's parts: its link chosen once, its SEQUENCE as stored."""
+    def parts(self, uid: str, meeting: Meeting | None = None) -> EventParts:
+        """The event's parts: its link chosen once, its SEQUENCE as stored, the guest's address
+        when they wrote by mail (their chat is their address)."""
         link = self.extras.link_for(uid, lambda: new_link(self.link_setting, uid))
+        guest_email = meeting.chat_id if meeting is not None and meeting.platform == "email" \
+            else None
         return EventParts(uid, self.extras.sequence(uid), link, self.organizer_email,
                           guest_email=guest_email, summary=self.summary)
 
     def invitation(self, meeting: Meeting, uid: str, method: str = REQUEST) -> OutgoingFile:
         """The guest's iTIP invitation (REQUEST, or CANCEL) as a chat file, named by the
         meeting's day in the guest's zone (the owner's until the guest's is known)."""
-        ics = invitation(meeting, self.parts(uid), self.clock(), method)
+        ics = invitation(meeting, self.parts(uid, meeting), self.clock(), method)
         return invitation_file(meeting, ics, self.guest_zone(meeting.guest) or self.zone,
                                method)
 

@@ -316,7 +316,7 @@ class MeetingDesk(MeetingTimes):
         """The event the calendar stores (and the owner's file to add by hand)."""
         if self.aftercare is None:
             return event_ics(meeting, uid, self.summary, self.clock())
-        return stored_event(meeting, self.aftercare.parts(uid), self.clock())
+        return stored_event(meeting, self.aftercare.parts(uid, meeting), self.clock())
 
     # -- helpers ----------------------------------------------------------------------------
     def _meeting(self, meeting_id: str) -> Meeting:

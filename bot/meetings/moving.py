@@ -88,7 +88,7 @@ async def book_move(desk: MeetingDesk, care: Aftercare, meeting: Meeting,
     if why := _rule_broken(desk, meeting, old, busy):
         return await desk.conflict(meeting, why)
     care.extras.bump(uid, meeting.id)
-    ics = stored_event(meeting, care.parts(uid), desk.clock())
+    ics = stored_event(meeting, care.parts(uid, meeting), desk.clock())
     if desk.writer is not None and not await desk.writer.update(uid, ics):
         await desk.writer.create(uid, ics)  # gone from the calendar meanwhile: put it back
     desk.store.set_status(old.id, "cancelled", note=f"moved to {meeting.id}",

@@ -159,3 +159,34 @@ async def test_the_invitation_is_named_by_the_guests_own_date(make_desk: DeskFac
     assert (await desk.press(approve, OWNER)).accepted
     [(_, sent)] = desk.adapter.files
     assert sent.name == f"meeting-{start.astimezone(zone):%Y-%m-%d}.ics"
+
+
+def test_a_guest_who_wrote_by_mail_is_invited_at_their_address(tmp_path: Path) -> None:
+    """Their chat is their address: the ATTENDEE is mailto: it, on the invitation and the
+    stored event alike (a guest on Telegram has none: a name on a urn)."""
+    from datetime import UTC, datetime
+
+    from bot.meetings.aftercare import Aftercare
+    from bot.meetings.extras import MeetingExtras
+    from bot.meetings.invitation import invitation, stored_event
+    from bot.meetings.store import Meeting
+    from bot.schema import open_database
+
+    care = Aftercare(MeetingExtras(open_database(tmp_path / "f.db")), UTC)
+    start = datetime(2026, 12, 9, 15, tzinfo=UTC)
+
+    def meeting(platform: str, chat: str) -> Meeting:
+        return Meeting(id="m1", run_id="r1", status="booked", guest=f"{platform}:x",
+                       guest_name="Bob", platform=platform, chat_id=chat, topic="budget",
+                       start=start, end=start.replace(minute=30), hold_until=None, uid="u1",
+                       note="")
+
+    by_mail = meeting("email", "bob@example.org")
+    for ics in (invitation(by_mail, care.parts("u1", by_mail), 0.0),
+                stored_event(by_mail, care.parts("u1", by_mail), 0.0)):
+        [event] = calendar_of(ics).walk("VEVENT")
+        assert str(event["ATTENDEE"]) == "mailto:bob@example.org"
+    on_telegram = meeting("telegram", "43")
+    [event] = calendar_of(invitation(on_telegram, care.parts("u1", on_telegram), 0.0)) \
+        .walk("VEVENT")
+    assert str(event["ATTENDEE"]).startswith("urn:uuid:")
