@@ -17,7 +17,7 @@ import sqlite3
 
 from sqlitedb import Migration
 
-__all__ = ["INCREMENTAL", "MIGRATIONS", "reclaim", "settle"]
+__all__ = ["INCREMENTAL", "MIGRATIONS", "fold_wal", "reclaim", "settle"]
 
 INCREMENTAL = 2  # what ``PRAGMA auto_vacuum`` reads on a file set up for it
 SWITCH = "sqlitedb_001_incremental_vacuum"
@@ -49,5 +49,21 @@ def reclaim(conn: sqlite3.Connection) -> int:
         # run to its end by sqlite3_exec: stepped once, as ``execute`` does, the pragma
         # frees a single page
         conn.executescript("PRAGMA incremental_vacuum;")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        fold_wal(conn)
     return free
+
+
+def fold_wal(conn: sqlite3.Connection) -> bool:
+    """Checkpoint the WAL into the file and truncate it, without waiting on anyone: True when
+    it was all folded. A TRUNCATE checkpoint takes the write lock and then waits (the busy
+    timeout, 30 s) for every reader's snapshot to end, holding every writer off meanwhile;
+    with the running bot reading, its writes stalled that long. Asked to wait for nothing, it
+    folds what it can as PASSIVE does, and the WAL is folded another time."""
+    with getattr(conn, "lock", contextlib.nullcontext()):  # the timeout is the connection's
+        wait_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            blocked = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={wait_ms}")
+    return not blocked
