@@ -36,6 +36,7 @@ from bot.messages import Accepted, Inbound, IncomingMessage
 log = logging.getLogger(__name__)
 TOO_LARGE = ("Your mail was too large for me to read (over {mb:g} MB); please send it "
              "again without the large attachments, or with a link to them.")
+MARK_AT_STOP_S = 5.0  # a stop marks what was answered; a server that does not answer waits
 
 
 def parse(raw: bytes) -> EmailMessage:
@@ -69,6 +70,17 @@ def needs_approval(mail: EmailMessage, sender: str, settings: EmailSettings) -> 
             or any(address and address != sender for address in reply_to))
 
 
+def stop_if_cancelled() -> None:
+    """Raise the cancel (a stop) that an await returned past. Python 3.11's
+    ``asyncio.wait_for``, which aioimaplib wraps around each command, returns the result when
+    the task is cancelled in the instant the awaited thing finishes, and the cancel is lost:
+    at a SIGTERM just after an answer had woken the loop, the loop served on and the process
+    never exited. The task still counts the request (``cancelling``)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class EmailIntake:
     """Reads the folder, records each mail once, answers it, and marks it seen after."""
 
@@ -89,10 +101,12 @@ class EmailIntake:
     async def serve(self) -> None:
         """Look, mark, wait for news; again, until cancelled (or the connection fails)."""
         while True:
+            stop_if_cancelled()
             await self.mark_answered()
             await self.scan()
             self.wake.clear()
             if not self.to_mark:
+                stop_if_cancelled()  # else a lost cancel would wait out an IDLE (25 min)
                 await self.mailbox.wait_for_news(self.settings.poll, self.wake)
 
     def after_recovery(self) -> None:
@@ -116,6 +130,7 @@ class EmailIntake:
     async def scan(self) -> None:
         validity = self.mailbox.uidvalidity
         for uid in await self.mailbox.to_read(self.threads.last_uid(validity)):
+            stop_if_cancelled()
             if self.threads.uid_state(validity, uid) in {None, TAKEN}:
                 await self.take(uid)  # an open one is marked by its answer's job
             self.threads.passed(validity, uid)
@@ -210,6 +225,18 @@ class EmailIntake:
         task.add_done_callback(self._tasks.discard)
 
     async def drain(self) -> None:
-        """Let the answers under way finish (a stop), then mark what they answered."""
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        """Stop answering (a stop), then mark what was answered, for a few seconds at most.
+
+        The sends under way have had the stop's grace to finish (``bot.cli.run.hold_sends``),
+        which then holds every send: an answer still going would wait for its send forever.
+        So it is cancelled, like Telegram's: its mail stays open and unseen, and is answered
+        once after the next start. One whose answer left is marked seen and closed now (else
+        the next start's first reply to its sender was threaded under it)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        try:
+            await asyncio.wait_for(self.mark_answered(), MARK_AT_STOP_S)
+        except Exception as exc:  # a broken connection: they are marked after the next start
+            log.info("email: the answered mails were not marked seen at the stop (%s)",
+                     type(exc).__name__)

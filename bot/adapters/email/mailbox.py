@@ -52,6 +52,7 @@ class Mailbox:
         self.client: aioimaplib.IMAP4 | None = None
         self.uidvalidity = ""
         self.idle = False  # the server offers IDLE
+        self.idling = False  # an IDLE was sent and its DONE not yet
 
     async def open(self) -> None:
         """Connect, log in, select the folder; MailboxRefused names what to fix."""
@@ -145,11 +146,15 @@ class Mailbox:
         """Return when the folder may have changed: at the server's word (IDLE, re-issued
         after ``renew`` seconds), after ``poll`` seconds where it has no IDLE, or when
         ``wake`` is set (the desk has mail to mark: no command may go while IDLE lasts)."""
-        if not self.idle:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), poll)
+        if not self.idle:  # asyncio.wait: a cancel is never lost in it, as in wait_for
+            woken = asyncio.ensure_future(wake.wait())
+            try:
+                await asyncio.wait({woken}, timeout=poll)
+            finally:
+                woken.cancel()
             return
         client = self._imap
+        self.idling = True  # from here: a stop inside ``idle_start`` leaves an IDLE going
         idle = await client.idle_start(timeout=renew)
         pushed = asyncio.ensure_future(client.wait_server_push(timeout=renew + 5))
         woken = asyncio.ensure_future(wake.wait())
@@ -160,13 +165,20 @@ class Mailbox:
                 waiting.cancel()
             await asyncio.gather(pushed, woken, return_exceptions=True)
             client.idle_done()
+            self.idling = False
         await asyncio.wait_for(idle, self.timeout)
 
     async def close(self) -> None:
+        """LOGOUT, at most a few seconds. An IDLE a stop cut short before its DONE (inside
+        ``idle_start``) is ended first: aioimaplib queues the LOGOUT behind the IDLE, which
+        waited out the 5 s. (Only then: a second DONE is a BAD command, which aioimaplib takes
+        for a broken connection.)"""
         if self.client is None:
             return
         with contextlib.suppress(TimeoutError, aioimaplib.AioImapException, OSError,
-                                 AttributeError):
+                                 AttributeError):  # no connection: no protocol either
+            if self.idling and self.client.has_pending_idle():
+                self.client.idle_done()
             await asyncio.wait_for(self.client.logout(), 5)
         self.client = None
 

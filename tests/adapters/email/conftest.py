@@ -13,10 +13,15 @@ from typing import TypeVar
 
 import pytest
 
+from bot.service.unit import TIMEOUT_STOP_S
 from tests.support.mail_servers import Dovecot, Smtp, dovecot_missing, email_env
 from tests.support.telegram_process import FOREIGN
 
 T = TypeVar("T")
+# SIGTERM to exit: systemd's TimeoutStopSec, which holds the sends' grace and the closing; a
+# stop that needs more was stuck (it is then killed, and the test fails)
+STOP_WAIT_S = TIMEOUT_STOP_S
+STOPPED = "Stopped:"  # the banner's last line (bot.cli.run)
 
 
 @pytest.fixture
@@ -76,14 +81,22 @@ class DeskProcess:
             self.proc = None
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.proc = None
+        """SIGTERM, as systemd stops it: the bot must exit on its own (never killed), 0, with
+        its stop line; an idle mailbox must not hold it up."""
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        stopped = self.log().count(STOPPED)
+        proc.terminate()
+        try:
+            code = proc.wait(STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+            raise AssertionError(f"`frontdesk run` was still running {STOP_WAIT_S} s after "
+                                 f"SIGTERM (killed); log:\n{self.log()[-3000:]}") from None
+        assert code == 0, f"`frontdesk run` exited {code} on SIGTERM; log:\n{self.log()[-3000:]}"
+        assert self.log().count(STOPPED) > stopped, f"no stop line; log:\n{self.log()[-3000:]}"
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
