@@ -236,6 +236,7 @@ class EmailIntake:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         try:
+            self.mailbox.end_idle()
             await asyncio.wait_for(self.mark_answered(), MARK_AT_STOP_S)
         except Exception as exc:  # a broken connection: they are marked after the next start
             log.info("email: the answered mails were not marked seen at the stop (%s)",

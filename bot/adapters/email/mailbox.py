@@ -168,17 +168,22 @@ class Mailbox:
             self.idling = False
         await asyncio.wait_for(idle, self.timeout)
 
+    def end_idle(self) -> None:
+        """DONE for an IDLE a stop cut short before its own (inside ``idle_start``):
+        aioimaplib queues every later command behind the IDLE, so a stop's marks and LOGOUT
+        waited out their timeouts. Only then: a second DONE is a BAD command, which aioimaplib
+        takes for a broken connection."""
+        if self.idling and self.client is not None and self.client.has_pending_idle():
+            self.client.idle_done()
+        self.idling = False
+
     async def close(self) -> None:
-        """LOGOUT, at most a few seconds. An IDLE a stop cut short before its DONE (inside
-        ``idle_start``) is ended first: aioimaplib queues the LOGOUT behind the IDLE, which
-        waited out the 5 s. (Only then: a second DONE is a BAD command, which aioimaplib takes
-        for a broken connection.)"""
+        """LOGOUT (an IDLE cut short ended first), at most a few seconds."""
         if self.client is None:
             return
         with contextlib.suppress(TimeoutError, aioimaplib.AioImapException, OSError,
                                  AttributeError):  # no connection: no protocol either
-            if self.idling and self.client.has_pending_idle():
-                self.client.idle_done()
+            self.end_idle()
             await asyncio.wait_for(self.client.logout(), 5)
         self.client = None
 
