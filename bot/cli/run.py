@@ -31,6 +31,7 @@ from bot.config.settings import Settings
 from bot.delivery.outbox import Outbox
 from bot.service.notify import notify
 from bot.service.unit import TIMEOUT_STOP_S
+from sqlitedb.memory import sqlite_memory
 
 SEND_GRACE_S = TIMEOUT_STOP_S / 3  # the rest of the stop timeout: closing, MCP servers
 NO_CONSOLE = ("frontdesk: with no terminal, `frontdesk run` needs TELEGRAM_BOT_TOKEN or "
@@ -150,9 +151,12 @@ async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
 
 
 def log_holdings() -> None:
-    """One INFO line: how many asyncio tasks and threads the process holds now."""
-    log.info("holding: %d asyncio tasks, %d threads", len(asyncio.all_tasks()),
-             threading.active_count())
+    """One INFO line: how many asyncio tasks and threads the process holds now, and the
+    memory SQLite holds (page caches, statements; the most it ever held)."""
+    held = sqlite_memory()
+    sqlite = f", SQLite {held[0] // 1024} KiB (most {held[1] // 1024})" if held else ""
+    log.info("holding: %d asyncio tasks, %d threads%s", len(asyncio.all_tasks()),
+             threading.active_count(), sqlite)
 
 
 async def hold_sends(outbox: Outbox, grace: float) -> None:
