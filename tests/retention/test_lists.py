@@ -24,3 +24,10 @@ def test_each_list_and_the_prune_use_an_index(tmp_path: Path) -> None:
             assert "USING INDEX runs_by" in plan or "USING COVERING INDEX runs_by" in plan, plan
             assert "TEMP B-TREE" not in plan, plan  # read in order, never sorted
             assert index in plan or query.startswith("SELECT id FROM runs WHERE status IN")
+
+
+def test_a_page_of_people_reads_along_its_index(tmp_path: Path) -> None:
+    query = ("SELECT user_id FROM people WHERE asked_at < 5 ORDER BY asked_at DESC LIMIT 50")
+    with open_database(tmp_path / "frontdesk.db") as db:
+        plan = " ".join(row[3] for row in db.reader.execute("EXPLAIN QUERY PLAN " + query))
+    assert "USING INDEX people_by_asked" in plan and "TEMP B-TREE" not in plan, plan
