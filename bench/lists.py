@@ -25,13 +25,13 @@ if _BENCH in sys.path:
     sys.path.remove(_BENCH)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.access.people import People
-from bot.dashboard.data import list_runs
-from bot.delivery.inbox import Inbox
-from bot.schema import open_database
-from graphs.runs import RunInfo, RunStore
-from memory.notes import Memory
-from sqlitedb.database import Database
+from bot.access.people import People  # noqa: E402
+from bot.dashboard.data import list_runs  # noqa: E402
+from bot.delivery.inbox import Inbox  # noqa: E402
+from bot.schema import open_database  # noqa: E402
+from graphs.runs import RunInfo, RunStore  # noqa: E402
+from memory.notes import Memory  # noqa: E402
+from sqlitedb.database import Database  # noqa: E402
 
 STATUSES = ("completed", "completed", "completed", "failed", "cancelled")
 
