@@ -17,13 +17,13 @@ import logging
 import os
 import signal
 import sys
-import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from bot.app import App, assemble
 from bot.backups.lock import claim_home
 from bot.chat.commands import menu
+from bot.cli.holdings import log_holdings
 from bot.cli.main import version
 from bot.config.banner import BANNER, Startup, announce, arrived, general_lines
 from bot.config.logs import setup_logging, stderr_is_journal, under_service_manager
@@ -31,7 +31,6 @@ from bot.config.settings import Settings
 from bot.delivery.outbox import Outbox
 from bot.service.notify import notify
 from bot.service.unit import TIMEOUT_STOP_S
-from sqlitedb.memory import sqlite_memory
 
 SEND_GRACE_S = TIMEOUT_STOP_S / 3  # the rest of the stop timeout: closing, MCP servers
 NO_CONSOLE = ("frontdesk: with no terminal, `frontdesk run` needs TELEGRAM_BOT_TOKEN or "
@@ -148,15 +147,6 @@ async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
     for reason in reasons:
         print(reason, file=sys.stderr)
     return 1 if reasons else 0
-
-
-def log_holdings() -> None:
-    """One INFO line: how many asyncio tasks and threads the process holds now, and the
-    memory SQLite holds (page caches, statements; the most it ever held)."""
-    held = sqlite_memory()
-    sqlite = f", SQLite {held[0] // 1024} KiB (most {held[1] // 1024})" if held else ""
-    log.info("holding: %d asyncio tasks, %d threads%s", len(asyncio.all_tasks()),
-             threading.active_count(), sqlite)
 
 
 async def hold_sends(outbox: Outbox, grace: float) -> None:
