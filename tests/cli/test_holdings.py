@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-from pathlib import Path
 
 import pytest
 
+from bench.soak_run import HOLDING
 from bot.cli.holdings import log_holdings, malloc_kib
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ is not a package dep
-from bench.soak_run import HOLDING  # noqa: E402
 
 
 def logged(caplog: pytest.LogCaptureFixture) -> tuple[str, ...]:
