@@ -47,6 +47,7 @@ from bot.reminders.store import Reminder, Reminders
 from graphs import trace
 from graphs.runs import RunStore
 from sqlitedb.database import Database
+from sqlitedb.memory import give_back
 from sqlitedb.vacuum import reclaim
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,7 @@ def prune(db: Database, settings: Settings, days: float | None = None, *,
     result.removed |= remove_files(settings, keep, moment, dry_run=dry_run)
     if not dry_run:
         reclaim(db.writer)
+        give_back()  # the page cache this thread filled and the vacuum emptied, to the system
     result.bytes_after = file_bytes(db.path)
     return result
 

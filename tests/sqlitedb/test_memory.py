@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlitedb import connect
-from sqlitedb.memory import sqlite_memory
+from sqlitedb.memory import give_back, sqlite_memory
 
 
 def held() -> int:
@@ -33,3 +33,23 @@ def test_a_page_cache_grows_to_its_cache_size_and_stops(tmp_path: Path) -> None:
     assert 300 * 1024 < partly < full  # grows with what was read...
     assert full < 1_500 * 1024  # ...to about cache_size, not the 8 MB read
     assert again <= full + 64 * 1024
+
+
+def anonymous_kib() -> int:
+    status = Path("/proc/self/status").read_text().splitlines()
+    return int(next(line for line in status if line.startswith("RssAnon:")).split()[1])
+
+
+def test_give_back_returns_freed_memory_a_thread_kept(tmp_path: Path) -> None:
+    import threading
+
+    def churn() -> None:  # a worker thread's arena: many chunks, freed all but the last
+        chunks = [bytearray(3_000) for _ in range(20_000)]  # 60 MB, above Python's arenas
+        del chunks[:-1]
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    worker.join()
+    kept = anonymous_kib()
+    assert give_back()
+    assert anonymous_kib() < kept - 20_000  # most of the 60 MB is the system's again
