@@ -61,8 +61,6 @@ DAY_S = 86_400.0
 BATCH_RUNS = 200
 PAUSE_S = 0.005  # between batches: the bot's writes, waiting on the writer, get their turn
 TIE_S = 2e-6  # past runs that ended at the same moment (a datetime keeps microseconds)
-ENDED_NTH = ("SELECT ended_at FROM runs WHERE ended_at >= ? AND ended_at < ? AND status IN"
-             " ('completed', 'failed', 'cancelled') ORDER BY ended_at LIMIT 1 OFFSET ?")
 
 
 class DryRun(Exception):
@@ -126,10 +124,11 @@ def cuts(db: Database, before: float, batch: int) -> Iterator[float]:
     """The cut-offs of the batches, the last one ``before``: each lets ``batch`` more of the
     ended runs go than the one before it (counted from the last cut-off, along
     ``runs_by_end``), and moves on past runs that ended at one and the same moment."""
+    runs = RunStore(db)
     cut = float("-inf")
     while cut < before:
-        row = db.writer.execute(ENDED_NTH, (cut, before, batch)).fetchone()
-        cut = before if row is None else min(before, max(float(row[0]), cut + TIE_S))
+        ended = runs.ended_after(cut, before, batch)
+        cut = before if ended is None else min(before, max(ended, cut + TIE_S))
         yield cut
 
 

@@ -217,6 +217,16 @@ class RunStore(RunReading):
             ((run.id, run.workflow, run.status, dumps(run.meta), run.route, run.error,
               run.started_at, run.ended_at or run.started_at, run.ended_at) for run in runs))
 
+    def ended_after(self, since: float, before: float, skip: int) -> float | None:
+        """The end time of the ended run ``skip`` places after the first that ended at or
+        after ``since`` and before ``before`` (along ``runs_by_end``); None: fewer are there.
+        A prune in batches takes its cut-offs from it."""
+        row = self.conn.execute(
+            "SELECT ended_at FROM runs WHERE ended_at >= ? AND ended_at < ? AND status IN"
+            " ('completed', 'failed', 'cancelled') ORDER BY ended_at LIMIT 1 OFFSET ?",
+            (since, before, skip)).fetchone()
+        return None if row is None else float(row[0])
+
     def prune(self, before: datetime) -> dict[str, int]:
         """Remove the runs that ended before ``before`` with their events, waits and steps
         (a run still running or waiting is never touched); the rows removed, per table."""

@@ -14,6 +14,9 @@ PAGES = {  # what `frontdesk runs` and the dashboard ask (graphs.runs.reading.Ru
     " ORDER BY started_at DESC, rowid DESC LIMIT 20": "runs_by_status_start",
     "SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled')"
     " AND ended_at < 5": "runs_by_end",
+    # a batched prune's next cut-off (RunStore.ended_after)
+    "SELECT ended_at FROM runs WHERE ended_at >= 1 AND ended_at < 5 AND status IN"
+    " ('completed', 'failed', 'cancelled') ORDER BY ended_at LIMIT 1 OFFSET 200": "runs_by_end",
 }
 
 
