@@ -220,9 +220,10 @@ class RunStore(RunReading):
     def ended_after(self, since: float, before: float, skip: int) -> float | None:
         """The end time of the ended run ``skip`` places after the first that ended at or
         after ``since`` and before ``before`` (along ``runs_by_end``); None: fewer are there.
-        A prune in batches takes its cut-offs from it."""
+        A prune in batches takes its cut-offs from it (``+status``: never along the status
+        index, which would sort every ended run for each cut-off)."""
         row = self.conn.execute(
-            "SELECT ended_at FROM runs WHERE ended_at >= ? AND ended_at < ? AND status IN"
+            "SELECT ended_at FROM runs WHERE ended_at >= ? AND ended_at < ? AND +status IN"
             " ('completed', 'failed', 'cancelled') ORDER BY ended_at LIMIT 1 OFFSET ?",
             (since, before, skip)).fetchone()
         return None if row is None else float(row[0])
@@ -230,7 +231,9 @@ class RunStore(RunReading):
     def prune(self, before: datetime) -> dict[str, int]:
         """Remove the runs that ended before ``before`` with their events, waits and steps
         (a run still running or waiting is never touched); the rows removed, per table."""
-        ended = ("SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled')"
+        # along runs_by_end (``+status``: the status index would visit every ended run, and a
+        # prune in batches asks once a batch)
+        ended = ("SELECT id FROM runs WHERE +status IN ('completed', 'failed', 'cancelled')"
                  " AND ended_at < ?")
         cutoff = (before.timestamp(),)
         removed: dict[str, int] = {}

@@ -12,10 +12,10 @@ PAGES = {  # what `frontdesk runs` and the dashboard ask (graphs.runs.reading.Ru
         "runs_by_start",
     "SELECT id FROM runs WHERE status = 'failed' AND started_at < 5"
     " ORDER BY started_at DESC, rowid DESC LIMIT 20": "runs_by_status_start",
-    "SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled')"
+    "SELECT id FROM runs WHERE +status IN ('completed', 'failed', 'cancelled')"
     " AND ended_at < 5": "runs_by_end",
     # a batched prune's next cut-off (RunStore.ended_after)
-    "SELECT ended_at FROM runs WHERE ended_at >= 1 AND ended_at < 5 AND status IN"
+    "SELECT ended_at FROM runs WHERE ended_at >= 1 AND ended_at < 5 AND +status IN"
     " ('completed', 'failed', 'cancelled') ORDER BY ended_at LIMIT 1 OFFSET 200": "runs_by_end",
 }
 
@@ -26,7 +26,7 @@ def test_each_list_and_the_prune_use_an_index(tmp_path: Path) -> None:
             plan = " ".join(row[3] for row in db.reader.execute("EXPLAIN QUERY PLAN " + query))
             assert "USING INDEX runs_by" in plan or "USING COVERING INDEX runs_by" in plan, plan
             assert "TEMP B-TREE" not in plan, plan  # read in order, never sorted
-            assert index in plan or query.startswith("SELECT id FROM runs WHERE status IN")
+            assert index in plan
 
 
 def test_a_page_of_people_reads_along_its_index(tmp_path: Path) -> None:
