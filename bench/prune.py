@@ -45,11 +45,9 @@ def fill(db: Database, messages: int) -> None:
                 RunInfo(f"run-{n:08d}", "triage", "completed", "quick_reply", None,
                         {"user": f"telegram:{n % 200}", "chat_id": str(n % 200)},
                         start + n, start + n + 0.5) for n in numbers)
-            conn.executemany(
-                "INSERT INTO run_events (run_id, seq, t, event, node, data) VALUES"
-                " (?, ?, ?, 'node_end', 'reply', ?)",
-                ((f"run-{n:08d}", seq, start + n, '{"text": "' + "x" * 150 + '"}')
-                 for n in numbers for seq in range(EVENTS)))
+            RunStore(db).add_events(
+                (f"run-{n:08d}", seq, start + n, "node_end", "reply",
+                 '{"text": "' + "x" * 150 + '"}') for n in numbers for seq in range(EVENTS))
             conn.executemany(
                 "INSERT INTO inbox (platform, chat_id, message_id, user_id, payload, status,"
                 " run_id, received_at, done_at) VALUES ('telegram', ?, ?, ?, ?, 'answered', ?,"

@@ -217,6 +217,11 @@ class RunStore(RunReading):
             ((run.id, run.workflow, run.status, dumps(run.meta), run.route, run.error,
               run.started_at, run.ended_at or run.started_at, run.ended_at) for run in runs))
 
+    def add_events(self, events: Iterable[tuple[str, int, float, str, str | None, str]]) -> None:
+        """Write events (run id, seq, t, kind, node, data JSON) many at once: a benchmark's."""
+        self.conn.executemany("INSERT INTO run_events (run_id, seq, t, event, node, data)"
+                              " VALUES (?, ?, ?, ?, ?, ?)", events)
+
     def ended_after(self, since: float, before: float, skip: int) -> float | None:
         """The end time of the ended run ``skip`` places after the first that ended at or
         after ``since`` and before ``before`` (along ``runs_by_end``); None: fewer are there.
