@@ -43,9 +43,11 @@ def anonymous_kib() -> int:
 def test_give_back_returns_freed_memory_a_thread_kept(tmp_path: Path) -> None:
     import threading
 
-    def churn() -> None:  # a worker thread's arena: many chunks, freed all but the last
-        chunks = [bytearray(3_000) for _ in range(20_000)]  # 60 MB, above Python's arenas
-        del chunks[:-1]
+    last: list[bytearray] = []
+
+    def churn() -> None:  # a worker thread's arena: many chunks, freed all but the last,
+        chunks = [bytearray(3_000) for _ in range(20_000)]  # which holds the arena's top
+        last.append(chunks[-1])  # 60 MB in all, above Python's own arenas
 
     worker = threading.Thread(target=churn)
     worker.start()
@@ -53,3 +55,4 @@ def test_give_back_returns_freed_memory_a_thread_kept(tmp_path: Path) -> None:
     kept = anonymous_kib()
     assert give_back()
     assert anonymous_kib() < kept - 20_000  # most of the 60 MB is the system's again
+    assert len(last[0]) == 3_000
