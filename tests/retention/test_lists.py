@@ -34,3 +34,21 @@ def test_a_page_of_people_reads_along_its_index(tmp_path: Path) -> None:
     with open_database(tmp_path / "frontdesk.db") as db:
         plan = " ".join(row[3] for row in db.reader.execute("EXPLAIN QUERY PLAN " + query))
     assert "USING INDEX people_by_asked" in plan and "TEMP B-TREE" not in plan, plan
+
+
+PRUNE_BATCH = {  # what each batch of the prune asks of the tables a message fills
+    "UPDATE inbox SET payload = '{}' WHERE status != 'received' AND done_at < 5"
+    " AND payload != '{}'": "inbox_by_done",
+    "DELETE FROM inbox WHERE +platform = 'telegram' AND status != 'received' AND done_at < 5"
+    " AND received_at < 5": "inbox_by_done",
+    "DELETE FROM outbox WHERE sent_at < 5 OR (sent_at IS NULL AND failed_at < 5)":
+        "outbox_by_sent",
+    "SELECT run_id FROM run_chats WHERE started_at < 5": "run_chats_by_start",
+}
+
+
+def test_a_prune_batch_reads_only_rows_older_than_its_cut_off(tmp_path: Path) -> None:
+    with open_database(tmp_path / "frontdesk.db") as db:
+        for query, index in PRUNE_BATCH.items():
+            plan = " ".join(row[3] for row in db.reader.execute("EXPLAIN QUERY PLAN " + query))
+            assert f"USING INDEX {index}" in plan and "SCAN" not in plan, plan
