@@ -3,7 +3,7 @@
 Usage:
     .venv/bin/python bench/soak.py                          # 20,000 messages from 200 people
     .venv/bin/python bench/soak.py --messages 200000        # the long one (not in make test)
-    .venv/bin/python bench/soak.py --keep-days 0.0001       # old rows age out as it runs
+    .venv/bin/python bench/soak.py --keep-days 0.0004       # old rows age out as it runs
     .venv/bin/python bench/soak.py --model-delay 0.5        # each model call takes 0.5 s
 
 The real bot (a subprocess) answers people on the fake Telegram Bot API with the offline model
