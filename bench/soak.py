@@ -3,7 +3,7 @@
 Usage:
     .venv/bin/python bench/soak.py                          # 20,000 messages from 200 people
     .venv/bin/python bench/soak.py --messages 200000        # the long one (not in make test)
-    .venv/bin/python bench/soak.py --keep-days 0.0001       # old rows age out as it runs
+    .venv/bin/python bench/soak.py --keep-days 0.0004       # old rows age out as it runs
     .venv/bin/python bench/soak.py --model-delay 0.5        # each model call takes 0.5 s
 
 The real bot (a subprocess) answers people on the fake Telegram Bot API with the offline model
@@ -39,15 +39,21 @@ P99_LIMIT = 1.2
 POOL_THREADS = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor, at most
 SOCKET_CHURN = 8  # keep-alive connections at a rest beyond the first half's most
 HEADER = (f"{'answered':>9} {'seconds':>8} {'RSS MB':>7} {'heap MB':>7} {'fds':>4} "
-          f"{'socks':>5} {'threads':>7} {'tasks':>5} {'db MB':>7} {'p50 ms':>7} {'p99 ms':>7}")
+          f"{'socks':>5} {'threads':>7} {'tasks':>5} {'db MB':>7} {'p50 ms':>7} {'p99 ms':>7} "
+          f"{'SQLite MB':>9} {'Py kblk':>7} {'malloc MB':>9} {'free MB':>7}")
 
 
 def line(sample: Sample) -> str:
     tasks = "?" if sample.tasks is None else str(sample.tasks)
+    sqlite = "?" if sample.sqlite_kb is None else f"{sample.sqlite_kb / 1024:.1f}"
+    blocks = "?" if sample.python_blocks is None else f"{sample.python_blocks / 1000:.0f}"
+    malloc = "?" if sample.malloc_kb is None else f"{sample.malloc_kb / 1024:.1f}"
+    kept = "?" if sample.malloc_free_kb is None else f"{sample.malloc_free_kb / 1024:.1f}"
     return (f"{sample.messages:>9,} {sample.seconds:>8.1f} {sample.rss_kb / 1024:>7.1f} "
             f"{sample.heap_kb / 1024:>7.1f} "
             f"{sample.fds:>4} {sample.sockets:>5} {sample.threads:>7} {tasks:>5} "
-            f"{sample.db_bytes / 2**20:>7.1f} {sample.p50_ms:>7.1f} {sample.p99_ms:>7.1f}")
+            f"{sample.db_bytes / 2**20:>7.1f} {sample.p50_ms:>7.1f} {sample.p99_ms:>7.1f} "
+            f"{sqlite:>9} {blocks:>7} {malloc:>9} {kept:>7}")
 
 
 def verdicts(result: SoakResult) -> list[tuple[str, bool]]:

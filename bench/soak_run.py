@@ -32,7 +32,9 @@ from tests.fakes.telegram_server import FakeTelegramServer
 
 OWNER = 1  # sets the reminders (and gets the urgent notices); not timed
 FIRST_GUEST = 1001
-HOLDING = re.compile(r"holding: (\d+) asyncio tasks, (\d+) threads")
+HOLDING = re.compile(r"holding: (\d+) asyncio tasks, (\d+) threads(?:, SQLite (\d+) KiB)?"
+                     r"(?: \(most \d+\))?(?:, Python (\d+) blocks)?"
+                     r"(?:, malloc (\d+) KiB in use, (\d+) KiB kept free)?")
 TEXTS = ("hi there!", "what are your opening hours?", "good morning", "how much does a "
          "consultation cost?", "is the office open on saturday?", "thanks!",
          "can you tell me where you are located?", "hello again",
@@ -85,6 +87,10 @@ class Sample:
     db_bytes: int
     p50_ms: float
     p99_ms: float
+    sqlite_kb: int | None = None  # of the heap, SQLite's (page caches, statements): None, unsaid
+    python_blocks: int | None = None  # Python's live objects (sys.getallocatedblocks)
+    malloc_kb: int | None = None  # the C allocator's bytes handed out...
+    malloc_free_kb: int | None = None  # ...and those it keeps free (glibc only)
 
 
 @dataclass
@@ -117,17 +123,19 @@ def db_bytes(home: Path) -> int:
     return sum(path.stat().st_size for path in home.glob("frontdesk.db*"))
 
 
-def asyncio_tasks(pid: int, log: Path, timeout: float = 5.0) -> int | None:
-    """Ask the bot (SIGUSR1) how many asyncio tasks it holds; None when it does not say."""
+def holdings(pid: int, log: Path, timeout: float = 5.0) -> list[int | None]:
+    """Ask the bot (SIGUSR1) what it holds: asyncio tasks, then KiB SQLite holds, Python's
+    blocks, malloc's KiB in use and kept free; None for what it does not say."""
     before = len(HOLDING.findall(log.read_text(errors="replace")))
     os.kill(pid, signal.SIGUSR1)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = HOLDING.findall(log.read_text(errors="replace"))
         if len(found) > before:
-            return int(found[-1][0])
+            tasks, _threads, *rest = found[-1]
+            return [int(tasks), *(int(value) if value else None for value in rest)]
         time.sleep(0.02)  # a file, not the fake: nothing to wait on but the clock
-    return None
+    return [None] * 5
 
 
 def start_bot(api: FakeTelegramServer, home: Path, config: SoakConfig,
@@ -242,10 +250,11 @@ def _drive(api: FakeTelegramServer, bot: subprocess.Popen[bytes], home: Path, lo
                     owner_seen = max([owner_seen, *(m.message_id for m in owner_msgs)])
                 trim(api, lambda chat: chat in waiting)
                 rss, heap, fds, sockets, threads = proc_status(bot.pid)
+                tasks, *held = holdings(bot.pid, log)
                 sample = Sample(done, round(time.monotonic() - started, 1), rss, heap, fds,
-                                sockets, threads,
-                                asyncio_tasks(bot.pid, log), db_bytes(home),
-                                percentile(window, 0.5) * 1000, percentile(window, 0.99) * 1000)
+                                sockets, threads, tasks, db_bytes(home),
+                                percentile(window, 0.5) * 1000, percentile(window, 0.99) * 1000,
+                                *held)
                 result.samples.append(sample)
                 report(sample)
                 window = []

@@ -38,7 +38,7 @@ from bot.models.build import build as build_models
 from bot.reminders.build import ReminderParts, TimerDeps, build_timer
 from bot.reminders.build import build as build_reminders
 from bot.reminders.timer import Scheduler, schedule_backups, schedule_briefing
-from bot.retention.prune import prune, schedule_prune
+from bot.retention.prune import prune, prune_often, schedule_prune
 from bot.schema import open_database
 from bot.tools.build import Tools
 from bot.tools.build import build as build_tools
@@ -92,8 +92,11 @@ class App:
 
     def serving(self) -> list[Coroutine[Any, Any, None]]:
         """What runs beside the adapters while the bot serves: expiring overdue approvals,
-        the reminder timer, and keeping the CalDAV copy fresh (when one is configured)."""
-        return [self.expire_forever(), self.timer.run(), self.owner.keep_fresh()]
+        the reminder timer, keeping the CalDAV copy fresh (when one is configured), and the
+        prunes between the daily ones when FRONTDESK_KEEP_DAYS is short."""
+        return [self.expire_forever(), self.timer.run(), self.owner.keep_fresh(),
+                prune_often(self.settings.keep_days,
+                            lambda: asyncio.to_thread(prune, self.db, self.settings))]
 
     async def expire_forever(self) -> None:
         """Now and then, let overdue approvals follow their expiry route."""

@@ -2,7 +2,8 @@
 
 SQLite keeps the pages a ``DELETE`` frees inside the file for later rows; the file never
 shrinks by itself. With ``auto_vacuum=INCREMENTAL`` a ``PRAGMA incremental_vacuum`` hands them
-back to the file system, which the retention does after each prune. The mode is a property of
+back to the file system, which the retention does after each prune, a few thousand pages a
+step. The mode is a property of
 the file: a new file is born with it (``connect`` asks for it before the first page is
 written), and an existing one is switched by the migration below, which only takes effect
 with a ``VACUUM``: that cannot run inside the migrations' transaction, so ``settle`` runs it
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 
 from sqlitedb import Migration
 
@@ -21,6 +23,8 @@ __all__ = ["INCREMENTAL", "MIGRATIONS", "fold_wal", "reclaim", "settle"]
 
 INCREMENTAL = 2  # what ``PRAGMA auto_vacuum`` reads on a file set up for it
 SWITCH = "sqlitedb_001_incremental_vacuum"
+RECLAIM_PAGES = 4096  # pages given back per step (16 MB of 4 KiB pages)
+RECLAIM_PAUSE_S = 0.005
 
 MIGRATIONS: list[Migration] = [
     # Asked for here, taken up by the VACUUM ``settle`` runs after the transaction commits.
@@ -41,15 +45,26 @@ def settle(conn: sqlite3.Connection) -> bool:
     return True
 
 
-def reclaim(conn: sqlite3.Connection) -> int:
+def reclaim(conn: sqlite3.Connection, pages: int = RECLAIM_PAGES,
+            pause: float = RECLAIM_PAUSE_S) -> int:
     """Hand the free pages back to the file system (after a prune); how many there were.
-    The WAL is checkpointed too, so the file on disk is the smaller one."""
-    with getattr(conn, "lock", contextlib.nullcontext()):  # a SerialConnection's turn
-        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
-        # run to its end by sqlite3_exec: stepped once, as ``execute`` does, the pragma
-        # frees a single page
-        conn.executescript("PRAGMA incremental_vacuum;")
-        fold_wal(conn)
+    ``pages`` at a time, each step its own transaction, so a write waiting for the connection
+    (the running bot's) goes between two steps. The WAL is checkpointed too, so the file on
+    disk is the smaller one."""
+    turn = getattr(conn, "lock", contextlib.nullcontext())  # a SerialConnection's
+    with turn:
+        free = left = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    while left > 0:
+        with turn:
+            # run to its end by sqlite3_exec: stepped once, as ``execute`` does, the pragma
+            # frees a single page
+            conn.executescript(f"PRAGMA incremental_vacuum({int(pages)});")
+            now_free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        if now_free >= left:  # nothing more to give back (pages freed since, by others)
+            break
+        left = now_free
+        time.sleep(pause)  # the lock is not fair: let a waiting write in
+    fold_wal(conn)
     return free
 
 

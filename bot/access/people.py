@@ -60,6 +60,8 @@ MIGRATIONS: list[Migration] = [
             set_at REAL
         );
     """),
+    # `frontdesk people` pages newest first (``People.page``): along this, not a sort of all.
+    ("people_004_by_asked", "CREATE INDEX people_by_asked ON people (asked_at)"),
 ]
 
 
@@ -166,6 +168,29 @@ class People:
         """Everyone, newest first."""
         rows = self.conn.execute(f"SELECT {COLUMNS} FROM people ORDER BY asked_at DESC")
         return [Person(*row) for row in rows]
+
+    def page(self, limit: int, before: float | None = None) -> list[Person]:
+        """Up to ``limit`` people, newest first, asked before ``before`` (the last one's
+        ``asked_at`` of the page before; None: the first page), along ``people_by_asked``."""
+        rows = self.conn.execute(
+            f"SELECT {COLUMNS} FROM people WHERE asked_at < ? ORDER BY asked_at DESC LIMIT ?",
+            (float("inf") if before is None else before, limit))
+        return [Person(*row) for row in rows]
+
+    def zones_of(self, scopes: list[str]) -> dict[str, str]:
+        """The known time zones of these scopes (``platform:user_id``)."""
+        marks = ", ".join("?" * len(scopes))
+        rows = self.conn.execute("SELECT scope, zone FROM person_zones WHERE zone IS NOT NULL"
+                                 f" AND scope IN ({marks})", scopes)
+        return {str(scope): str(zone) for scope, zone in rows}
+
+    def zones_unpaired(self) -> dict[str, str]:
+        """The time zones of people with no pairing row (allowed by the settings)."""
+        rows = self.conn.execute(
+            "SELECT scope, zone FROM person_zones WHERE zone IS NOT NULL AND NOT EXISTS"
+            " (SELECT 1 FROM people WHERE platform = substr(scope, 1, instr(scope, ':') - 1)"
+            " AND user_id = substr(scope, instr(scope, ':') + 1))")  # along the primary key
+        return {str(scope): str(zone) for scope, zone in rows}
 
     def zone(self, scope: str) -> str | None:
         """The person's time zone as stored, None when unknown."""

@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     people = sub.add_parser("people", help="people allowed or blocked through pairing")
     people.add_argument("action", nargs="?", choices=["remove"], metavar="remove")
     people.add_argument("id", nargs="?", metavar="ID")
+    people.add_argument("--limit", type=int, default=50, metavar="N", help="list N people (50)")
+    people.add_argument("--before", type=float, metavar="T",
+                        help="the page after: people who asked before T (the list's last "
+                             "line gives it)")
 
     # keeping it: a service, backups, restores
     service = sub.add_parser("service", help="install or remove a systemd unit that runs "

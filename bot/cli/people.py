@@ -1,4 +1,5 @@
-"""`frontdesk people [remove ID]`: the people pairing allowed or blocked; or forget one."""
+"""`frontdesk people [--limit N] [--before T] [remove ID]`: the people pairing allowed or blocked,
+a page at a time, newest first (the page ends with the command for the next); or forget one."""
 
 from __future__ import annotations
 
@@ -33,16 +34,26 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             print(f"Removed {args.id}: they are a stranger again (the settings' allowlists "
                   "still count).")
             return 0
-        everyone, zones = people.all(), people.zones()
-        mailers = Inbox(db).senders("email")
-        if not everyone and not zones and not mailers:
+        limit = getattr(args, "limit", PAGE)
+        before = getattr(args, "before", None)
+        if limit < 1:
+            print(f"frontdesk people --limit {limit}: give a number of people, 1 or more.")
+            return 2
+        everyone = people.page(limit, before)
+        zones = people.zones_of([f"{p.platform}:{p.user_id}" for p in everyone])
+        first = before is None  # the rest comes with the first page only
+        unpaired = people.zones_unpaired() if first else {}
+        mailers = Inbox(db).senders("email") if first else []
+        if first and not everyone and not unpaired and not mailers:
             print(NOBODY)
         for person in everyone:
-            zone = zones.pop(f"{person.platform}:{person.user_id}", None)
+            zone = zones.get(f"{person.platform}:{person.user_id}")
             print(list_line(person) + (f"  [time zone {one_name(zone)}]" if zone else ""))
-        mail_zones = {sender.chat_id: zones.pop(f"email:{sender.chat_id}", None)
+        if len(everyone) == limit:  # there may be more: the next page's command
+            print(f"more: frontdesk people --limit {limit} --before {everyone[-1].asked_at!r}")
+        mail_zones = {sender.chat_id: unpaired.pop(f"email:{sender.chat_id}", None)
                       for sender in mailers}
-        for scope, zone in sorted(zones.items()):  # allowed by the settings: no pairing row
+        for scope, zone in sorted(unpaired.items()):  # allowed by the settings: no pairing row
             print(f"{one_name(scope):<30} time zone {one_name(zone)}")
         if mailers:
             print("\nEmail correspondents (each their own chat and memory, by address):")
@@ -50,6 +61,9 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             zone = mail_zones[sender.chat_id]
             print(mail_line(sender) + (f"  [time zone {one_name(zone)}]" if zone else ""))
         return 0
+
+
+PAGE = 50  # people a page, unless --limit
 
 
 NOBODY = ("No one has asked yet. With FRONTDESK_PAIRING=ask, a stranger who writes to the bot "

@@ -17,13 +17,13 @@ import logging
 import os
 import signal
 import sys
-import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from bot.app import App, assemble
 from bot.backups.lock import claim_home
 from bot.chat.commands import menu
+from bot.cli.holdings import log_holdings
 from bot.cli.main import version
 from bot.config.banner import BANNER, Startup, announce, arrived, general_lines
 from bot.config.logs import setup_logging, stderr_is_journal, under_service_manager
@@ -147,12 +147,6 @@ async def run_until_stopped(app: App, tasks: list[asyncio.Task[str | None]],
     for reason in reasons:
         print(reason, file=sys.stderr)
     return 1 if reasons else 0
-
-
-def log_holdings() -> None:
-    """One INFO line: how many asyncio tasks and threads the process holds now."""
-    log.info("holding: %d asyncio tasks, %d threads", len(asyncio.all_tasks()),
-             threading.active_count())
 
 
 async def hold_sends(outbox: Outbox, grace: float) -> None:

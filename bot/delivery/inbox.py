@@ -187,8 +187,8 @@ class Inbox:
             removed = 0
             for platform in self._platforms():
                 horizon = min(cutoff, now_s - REDELIVERY.get(platform, REDELIVERY_ELSE))
-                removed += self.conn.execute(
-                    "DELETE FROM inbox WHERE platform = ? AND status != 'received'"
+                removed += self.conn.execute(  # along inbox_by_done (+: not the key's)
+                    "DELETE FROM inbox WHERE +platform = ? AND status != 'received'"
                     " AND done_at < ? AND received_at < ?",
                     (platform, cutoff, horizon)).rowcount
         return {"inbox_payloads": emptied, "inbox": removed}

@@ -104,6 +104,13 @@ MIGRATIONS = [
         INSERT OR IGNORE INTO run_chats (run_id, platform, chat_id, started_at)
             SELECT run_id, platform, chat_id, received_at FROM inbox WHERE run_id IS NOT NULL;
     """),
+    # FRONTDESK_KEEP_DAYS' prune, a batch at a time (bot.retention): each batch reads the rows
+    # older than its cut-off along these, not the whole table
+    ("gateway_007_prune_times", """
+        CREATE INDEX inbox_by_done ON inbox (done_at);
+        CREATE INDEX outbox_by_sent ON outbox (sent_at);
+        CREATE INDEX run_chats_by_start ON run_chats (started_at);
+    """),
 ]
 
 

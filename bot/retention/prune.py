@@ -9,15 +9,25 @@ run buttons whose wait is decided, run filings, leftover live messages, per-call
 running or waiting and what points at it, a reminder or meeting still ahead, memory notes and
 chat history, the people. Attachments left on disk and JSONL trace folders go too.
 
-``prune`` does it all in one transaction, then gives the freed pages back to the file system
-(``sqlitedb.vacuum.reclaim``); with ``dry_run`` the transaction is rolled back and no file is
-touched, so the counts are what a real prune would remove now. The timer runs it daily
-(``schedule_prune``: a task like the daily backup); ``frontdesk prune`` runs it now.
+``prune`` does it in batches: each transaction removes what ended before a cut-off that lets
+about ``BATCH_RUNS`` runs go (and with them what was written in the same span of time: their
+events and steps, the inbox and outbox rows, the costs), and the running bot's writes take
+their turn between two batches, so a large first prune never holds them up for long. Then it
+gives the freed pages back to the file system, a few thousand at a time
+(``sqlitedb.vacuum.reclaim``). With ``dry_run`` one transaction counts and is rolled back, and
+no file is touched, so the counts are what a real prune would remove now. The timer runs it
+daily (``schedule_prune``: a task like the daily backup), and more often when
+FRONTDESK_KEEP_DAYS is short (``prune_often``: every quarter of it, when that is under a day);
+``frontdesk prune`` runs it now.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import shutil
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from datetime import time as TimeOfDay
@@ -37,11 +47,20 @@ from bot.reminders.store import Reminder, Reminders
 from graphs import trace
 from graphs.runs import RunStore
 from sqlitedb.database import Database
+from sqlitedb.memory import give_back
 from sqlitedb.vacuum import reclaim
+
+log = logging.getLogger(__name__)
 
 PRUNE_SOURCE = "setting:FRONTDESK_KEEP_DAYS"  # the daily task's source: one, ever
 PRUNE_AT = TimeOfDay(3, 50)  # local: after the daily backup (03:30), so it holds the day
 ATTACHMENTS = "attachments"  # under FRONTDESK_HOME (``bot.media.attachments``)
+DAY_S = 86_400.0
+# Runs per transaction: a chat run is about 25 rows in all (16 events, its steps, the inbox and
+# outbox rows, its chat index), so a batch is some 5,000 rows, a few tens of milliseconds.
+BATCH_RUNS = 200
+PAUSE_S = 0.005  # between batches: the bot's writes, waiting on the writer, get their turn
+TIE_S = 2e-6  # past runs that ended at the same moment (a datetime keeps microseconds)
 
 
 class DryRun(Exception):
@@ -71,30 +90,76 @@ class Pruned:
 
 
 def prune(db: Database, settings: Settings, days: float | None = None, *,
-          dry_run: bool = False, now: datetime | None = None) -> Pruned:
-    """Remove what is older than ``days`` (FRONTDESK_KEEP_DAYS by default); what went."""
+          dry_run: bool = False, now: datetime | None = None,
+          batch: int = BATCH_RUNS) -> Pruned:
+    """Remove what is older than ``days`` (FRONTDESK_KEEP_DAYS by default), ``batch`` ended
+    runs' worth per transaction; what went."""
     keep = settings.keep_days if days is None else days
     moment = now or datetime.now(UTC)
     result = Pruned(keep, moment - timedelta(days=keep), dry_run)
     result.bytes_before = file_bytes(db.path)
-    try:
-        with db.transaction():
-            result.removed = remove_rows(db, settings, result.before, moment)
-            if dry_run:
+    if dry_run:
+        try:
+            with db.transaction():
+                result.removed = remove_rows(db, settings, result.before, moment)
                 raise DryRun
-    except DryRun:
-        pass
+        except DryRun:
+            pass
+    else:
+        for cut in cuts(db, result.before.timestamp(), batch):
+            with db.transaction():
+                counts = remove_rows(db, settings, datetime.fromtimestamp(cut, UTC), moment)
+            for table, removed in counts.items():
+                result.removed[table] = result.removed.get(table, 0) + removed
+            time.sleep(PAUSE_S)  # the writer's lock is not fair: let a waiting write in
     result.removed |= remove_files(settings, keep, moment, dry_run=dry_run)
     if not dry_run:
         reclaim(db.writer)
+        give_back()  # the page cache this thread filled and the vacuum emptied, to the system
     result.bytes_after = file_bytes(db.path)
     return result
 
 
+def cuts(db: Database, before: float, batch: int) -> Iterator[float]:
+    """The cut-offs of the batches, the last one ``before``: each lets ``batch`` more of the
+    ended runs go than the one before it (counted from the last cut-off, along
+    ``runs_by_end``), and moves on past runs that ended at one and the same moment."""
+    runs = RunStore(db)
+    cut = float("-inf")
+    while cut < before:
+        ended = runs.ended_after(cut, before, batch)
+        cut = before if ended is None else min(before, max(ended, cut + TIE_S))
+        yield cut
+
+
+def prune_interval(keep_days: float) -> float:
+    """Seconds between two prunes of the running bot: a day, or a quarter of
+    FRONTDESK_KEEP_DAYS when that is shorter (so nothing outlives the setting by more than
+    a quarter of it; twelve hours kept means pruned every three hours), at least a second."""
+    return max(1.0, min(DAY_S, keep_days * DAY_S / 4))
+
+
+async def prune_often(keep_days: float, prune_now: Callable[[], Awaitable[Pruned]],
+                      sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    """The running bot's prunes between the daily ones, for a FRONTDESK_KEEP_DAYS under four
+    days (at four or more, the daily task alone is often enough: this returns at once)."""
+    interval = prune_interval(keep_days)
+    if interval >= DAY_S:
+        return
+    while True:
+        await sleep(interval)
+        try:
+            pruned = await prune_now()
+            log.info("prune: %d rows and files older than %s removed", pruned.total,
+                     pruned.before.isoformat(timespec="seconds"))
+        except Exception:  # the next round tries again
+            log.exception("pruning failed")
+
+
 def remove_rows(db: Database, settings: Settings, before: datetime,
                 now: datetime) -> dict[str, int]:
-    """Every store's old rows, in one transaction (the caller's): the runs first, then what
-    pointed at them, kept where it points at a run still open."""
+    """Every store's rows older than ``before``, in one transaction (the caller's): the runs
+    first, then what pointed at them, kept where it points at a run still open."""
     runs = RunStore(db)
     open_runs = runs.open_run_ids()
     parts = OutboxParts(db)

@@ -217,10 +217,28 @@ class RunStore(RunReading):
             ((run.id, run.workflow, run.status, dumps(run.meta), run.route, run.error,
               run.started_at, run.ended_at or run.started_at, run.ended_at) for run in runs))
 
+    def add_events(self, events: Iterable[tuple[str, int, float, str, str | None, str]]) -> None:
+        """Write events (run id, seq, t, kind, node, data JSON) many at once: a benchmark's."""
+        self.conn.executemany("INSERT INTO run_events (run_id, seq, t, event, node, data)"
+                              " VALUES (?, ?, ?, ?, ?, ?)", events)
+
+    def ended_after(self, since: float, before: float, skip: int) -> float | None:
+        """The end time of the ended run ``skip`` places after the first that ended at or
+        after ``since`` and before ``before`` (along ``runs_by_end``); None: fewer are there.
+        A prune in batches takes its cut-offs from it (``+status``: never along the status
+        index, which would sort every ended run for each cut-off)."""
+        row = self.conn.execute(
+            "SELECT ended_at FROM runs WHERE ended_at >= ? AND ended_at < ? AND +status IN"
+            " ('completed', 'failed', 'cancelled') ORDER BY ended_at LIMIT 1 OFFSET ?",
+            (since, before, skip)).fetchone()
+        return None if row is None else float(row[0])
+
     def prune(self, before: datetime) -> dict[str, int]:
         """Remove the runs that ended before ``before`` with their events, waits and steps
         (a run still running or waiting is never touched); the rows removed, per table."""
-        ended = ("SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled')"
+        # along runs_by_end (``+status``: the status index would visit every ended run, and a
+        # prune in batches asks once a batch)
+        ended = ("SELECT id FROM runs WHERE +status IN ('completed', 'failed', 'cancelled')"
                  " AND ended_at < ?")
         cutoff = (before.timestamp(),)
         removed: dict[str, int] = {}

@@ -156,7 +156,7 @@ async def test_200_strangers_give_the_owner_a_few_prompts_and_one_summary_nothin
     assert "Person 5" in summary and "5005" in summary  # the first held one is named
     assert not any(key.startswith("pairing:") for key in outbox_keys(harness)[LIMIT + 1:])
 
-    listed = subprocess.run([sys.executable, "-m", "bot.cli.main", "people"],
+    listed = subprocess.run([sys.executable, "-m", "bot.cli.main", "people", "--limit", "200"],
                             env={**os.environ, "FRONTDESK_HOME": str(home)},
                             capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0

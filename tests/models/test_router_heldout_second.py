@@ -7,32 +7,14 @@ a tune figure, kept as a floor too, and the issue's 95 % is measured on a third 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from tests.models.heldout_sets import DATA, ROUTE_OF, accuracy, rows, trained_lines
 
-from bot.models import classify_offline
-
-DATA = Path(__file__).resolve().parent.parent / "data"
 HELDOUT = DATA / "router_heldout_2026-12.jsonl"
-TRAINING = DATA / "triage_set.jsonl"
-ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
-            "urgent": "notify_now"}
 READ_ONCE = 296 / 320  # 92.5 % when the set was read, the one time it was held out
 # Short everyday lines ("ok cool", "👍", "Bonjour !") that both sets' writers wrote apart:
 # 23 when the set was read. Training must not take in any more of its lines.
 SHARED_WHEN_READ = 23
 TUNED = 311 / 320  # after the third round, which tuned on it: a tune figure, not a held-out one
-
-
-def rows(path: Path) -> list[dict[str, str]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-
-
-def accuracy() -> float:
-    held = rows(HELDOUT)
-    right = sum(ROUTE_OF[classify_offline(row["text"])[0]] == row["route"] for row in held)
-    return right / len(held)
 
 
 def test_the_set_is_in_the_eval_format_with_every_route() -> None:
@@ -43,14 +25,12 @@ def test_the_set_is_in_the_eval_format_with_every_route() -> None:
 
 
 def test_training_takes_in_none_of_its_lines() -> None:
-    trained = {row["text"].strip().lower() for row in rows(TRAINING)}
-    shared = [row for row in rows(HELDOUT) if row["text"].strip().lower() in trained]
-    assert len(shared) <= SHARED_WHEN_READ
+    assert len(trained_lines(HELDOUT)) <= SHARED_WHEN_READ
 
 
 def test_the_router_keeps_the_figure_read_once() -> None:
-    assert accuracy() >= READ_ONCE
+    assert accuracy(HELDOUT) >= READ_ONCE
 
 
 def test_the_router_keeps_the_tuned_figure() -> None:
-    assert accuracy() >= TUNED
+    assert accuracy(HELDOUT) >= TUNED

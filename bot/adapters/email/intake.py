@@ -173,7 +173,9 @@ class EmailIntake:
             user_id=thread.address, user_name=sender_name or thread.address,
             text=headed(thread.subject, text.text), is_private=True,
             attachments=self.adapter.files.keep(validity, uid, text.attachments))
-        if needs_approval(whole, thread.address, self.settings):  # a draft the owner approves
+        # A draft the owner approves; never for a mail that is never answered (its urgent
+        # notice still reaches the owner: a draft to a no-reply address helps no one).
+        if not thread.never and needs_approval(whole, thread.address, self.settings):
             message = replace(message, needs_approval=True, reply_to=thread.reply_to)
         with self.threads.cursors.together():
             accepted = self.desk.accept(message)

@@ -91,3 +91,25 @@ def test_the_owner_sends_a_guests_draft_once_and_drops_another(
     per_mail = Counter(str(reply["In-Reply-To"]) for reply in smtp.received)
     assert per_mail == {"<g-1@guest.test>": 1, "<g-2@guest.test>": 1,
                         "<a-1@example.com>": 1}, per_mail
+
+
+def test_an_urgent_mail_never_answered_still_reaches_the_owner(
+        desk: FrontdeskProcess, dovecot: Dovecot, smtp: Smtp) -> None:
+    """A list mail (allowed domain) and a no-reply sender (a stranger) that say something
+    urgent: the owner is told on Telegram, the mailbox gets nothing back, and no draft card is
+    made for an address that must never be answered."""
+    dovecot.deliver(mail("Monitoring <alerts@example.com>", "ALERT",
+                         "URGENT: the server room is flooding, water on the floor",
+                         message_id="<alert-1@example.com>", List_Id="<alerts.example.com>"))
+    dovecot.deliver(mail("noreply@bank.test", "Card blocked",
+                         "Urgent: suspicious payments, your card is blocked now",
+                         message_id="<bank-1@bank.test>"))
+    for words in ("server room is flooding", "suspicious payments"):
+        notice = desk.wait(lambda words=words: next(
+            (m for m in desk.telegram.messages_to(OWNER) if words in m.text), None))
+        assert not notice.reply_markup  # a notice, not a draft to approve
+    desk.poll(lambda: "\\Seen" in dovecot.flags().get("<bank-1@bank.test>", ""))
+    desk.poll(lambda: "\\Seen" in dovecot.flags().get("<alert-1@example.com>", ""))
+    assert smtp.received == []
+    assert not [m for m in desk.telegram.messages_to(OWNER)  # no card to approve for either
+                if m.reply_markup and ("suspicious" in m.text or "flooding" in m.text)]

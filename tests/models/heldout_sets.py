@@ -1,0 +1,32 @@
+"""What the held-out sets' tests share: reading a set, the router's route accuracy on it, and
+how many of its lines the training set holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bot.models import classify_offline
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+TRAINING = DATA / "triage_set.jsonl"
+ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
+            "urgent": "notify_now"}
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def accuracy(path: Path) -> float:
+    """The shipped router's route accuracy on a set (sender ignored: the router alone)."""
+    held = rows(path)
+    right = sum(ROUTE_OF[classify_offline(row["text"])[0]] == row["route"] for row in held)
+    return right / len(held)
+
+
+def trained_lines(path: Path) -> list[str]:
+    """The set's lines the training set holds too (case and edges aside)."""
+    trained = {row["text"].strip().lower() for row in rows(TRAINING)}
+    return [row["text"] for row in rows(path) if row["text"].strip().lower() in trained]

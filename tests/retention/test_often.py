@@ -1,0 +1,36 @@
+"""The running bot prunes a short FRONTDESK_KEEP_DAYS on its own, beside its other work."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from bot.app import assemble
+from bot.config.settings import Settings
+
+
+async def test_the_served_bot_prunes_a_short_keep_without_being_asked(tmp_path: Path) -> None:
+    settings = Settings.from_env({"FRONTDESK_HOME": str(tmp_path / "home"),
+                                  "FRONTDESK_MODEL_PROVIDER": "offline",
+                                  "FRONTDESK_KEEP_DAYS": str(2 / 86_400)})  # 2 s: every 0.5 s
+    app = assemble(settings)
+    old = time.time() - 60
+    app.db.writer.execute(
+        "INSERT INTO runs (id, workflow, status, input, meta, max_steps, started_at, updated_at,"
+        " ended_at) VALUES ('old', 'triage', 'completed', '{}', '{}', 25, ?, ?, ?)",
+        (old, old, old))
+    jobs = app.serving()
+    prunes = [job for job in jobs if job.__qualname__ == "prune_often"]
+    for job in jobs:
+        if job not in prunes:
+            job.close()  # not started: only the prunes run here
+    [task] = [asyncio.create_task(job) for job in prunes]
+    try:
+        deadline = time.monotonic() + 20
+        while app.db.reader.execute("SELECT COUNT(*) FROM runs").fetchone()[0]:
+            assert time.monotonic() < deadline and not task.done(), "never pruned"
+            await asyncio.sleep(0.05)  # the prune's own pace, a real half second
+    finally:
+        task.cancel()
+        app.db.close()
