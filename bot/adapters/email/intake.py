@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from email import policy
 from email.message import EmailMessage
@@ -25,6 +24,7 @@ from email.parser import BytesParser
 from email.utils import getaddresses, parseaddr
 
 from bot.adapters.base import Adapter
+from bot.adapters.chains import ChatChains
 from bot.adapters.email.adapter import PLATFORM, EmailAdapter
 from bot.adapters.email.mailbox import Head, Mailbox
 from bot.adapters.email.reading import read_in_worker
@@ -95,8 +95,7 @@ class EmailIntake:
         # (UIDVALIDITY, UID, the thread to close or None): to be marked \Seen by the loop
         self.to_mark: list[tuple[str, int, Thread | None]] = []
         self.wake = asyncio.Event()  # the loop ends its IDLE to mark them
-        self._chains: dict[str, asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.chains = ChatChains()  # each chat's answers in order, chats side by side
 
     async def serve(self) -> None:
         """Look, mark, wait for news; again, until cancelled (or the connection fails)."""
@@ -202,7 +201,7 @@ class EmailIntake:
 
     def dispatch(self, accepted: Accepted, thread: Thread) -> None:
         """Answer in the background, after the correspondent's earlier mails."""
-        self._chain(thread.address, lambda: self._answer(accepted, thread))
+        self.chains.add(thread.address, lambda: self._answer(accepted, thread))
 
     async def _answer(self, accepted: Accepted, thread: Thread) -> None:
         try:
@@ -213,18 +212,6 @@ class EmailIntake:
         self.to_mark.append((thread.uidvalidity, thread.uid, thread))
         self.wake.set()
 
-    def _chain(self, chat: str, job: Callable[[], Awaitable[None]]) -> None:
-        previous = self._chains.get(chat)
-
-        async def run() -> None:
-            if previous is not None:
-                await asyncio.wait([previous])
-            await job()
-
-        task = asyncio.create_task(run())
-        self._chains[chat] = task
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def drain(self) -> None:
         """Stop answering (a stop), then mark what was answered, for a few seconds at most.
@@ -234,9 +221,9 @@ class EmailIntake:
         So it is cancelled, like Telegram's: its mail stays open and unseen, and is answered
         once after the next start. One whose answer left is marked seen and closed now (else
         the next start's first reply to its sender was threaded under it)."""
-        for task in list(self._tasks):
+        for task in list(self.chains.tasks):
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self.chains.tasks, return_exceptions=True)
         try:
             self.mailbox.end_idle()
             await asyncio.wait_for(self.mark_answered(), MARK_AT_STOP_S)

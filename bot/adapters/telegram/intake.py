@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from telegram import Bot, User
 from telegram.error import Conflict, NetworkError, RetryAfter, TimedOut
 
 from bot.adapters.base import Adapter, AdapterCursors
+from bot.adapters.chains import ChatChains
 from bot.adapters.telegram.adapter import TelegramAdapter, retry_after_seconds
 from bot.adapters.telegram.updates import (
     ALLOWED_UPDATES,
@@ -54,8 +54,7 @@ class Intake:
         self.desk = desk
         self.adapter = adapter
         self.cursors = cursors  # a batch and its offset share one transaction
-        self._chains: dict[str, asyncio.Task[None]] = {}  # chat -> its latest job
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.chains = ChatChains()  # each chat's answers in order, chats side by side
 
     # -- recording --------------------------------------------------------------------------
     def accept(self, raws: list[dict[str, Any]], *, confirm: bool) -> list[Accepted | Press]:
@@ -106,7 +105,7 @@ class Intake:
         """Answer in the background, after whatever this chat is already waiting for."""
         origin = item.message if isinstance(item, Accepted) else item
         chat = origin.chat_id or f"user:{origin.user_id}"
-        self._chain(chat, lambda: self._answer(item))
+        self.chains.add(chat, lambda: self._answer(item))
 
     async def _answer(self, item: Accepted | Press) -> None:
         try:
@@ -124,35 +123,17 @@ class Intake:
             else:
                 log.exception("answering a Telegram update failed")
 
-    def _chain(self, chat: str, job: Callable[[], Awaitable[None]]) -> None:
-        previous = self._chains.get(chat)
-
-        async def run() -> None:
-            if previous is not None:
-                await asyncio.wait([previous])
-            await job()
-
-        task = asyncio.create_task(run())
-        self._chains[chat] = task
-        self._tasks.add(task)
-
-        def done(finished: asyncio.Task[None]) -> None:
-            self._tasks.discard(finished)
-            if self._chains.get(chat) is finished:
-                del self._chains[chat]
-
-        task.add_done_callback(done)
 
     async def drain(self) -> None:
         """Stop answering (what was recorded is answered after the next start)."""
-        for task in list(self._tasks):
+        for task in list(self.chains.tasks):
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self.chains.tasks, return_exceptions=True)
 
     async def idle(self) -> None:
         """Wait until every dispatched update has been answered (tests, the bench)."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        while self.chains.tasks:
+            await asyncio.gather(*self.chains.tasks, return_exceptions=True)
 
     # -- long polling -------------------------------------------------------------------------
     async def poll_forever(self) -> None:
