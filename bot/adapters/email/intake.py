@@ -209,6 +209,7 @@ class EmailIntake:
         except Exception:
             log.exception("answering email %s failed; it stays open", thread.message_id)
             return
+        self.threads.answered(thread)
         self.to_mark.append((thread.uidvalidity, thread.uid, thread))
         self.wake.set()
 

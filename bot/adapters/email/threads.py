@@ -81,6 +81,12 @@ class Threads:
         self.cursors.set(f"email:open:{thread.address}", json.dumps(waiting))
         self.cursors.set(f"email:latest:{thread.address}", thread.message_id)
 
+    def answered(self, thread: Thread) -> None:
+        """The mail's answer has left (not yet marked seen): the sender's next reply answers
+        their next mail, even before the loop has marked this one."""
+        waiting = [id_ for id_ in self._open_ids(thread.address) if id_ != thread.message_id]
+        self.cursors.set(f"email:open:{thread.address}", json.dumps(waiting))
+
     def closed(self, thread: Thread) -> None:
         """The mail's answer has left and it is marked seen: done."""
         with self.cursors.together():

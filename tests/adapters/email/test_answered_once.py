@@ -32,3 +32,18 @@ def test_a_mail_is_answered_once_within_two_seconds_with_idle(
     dovecot.deliver(mail(ANA, "Another", "And Saturday?", message_id="<sat-2@example.com>"))
     smtp.wait_for(2)
     assert len(smtp.received) == 2
+
+
+def test_mails_from_one_sender_back_to_back_are_each_answered_in_their_own_thread(
+        dovecot: Dovecot, smtp: Smtp, desk_process: Callable[..., DeskProcess]) -> None:
+    """A reply answers the mail it was written for, even when the sender's next mail is
+    answered before the loop has marked the first one seen."""
+    desk = desk_process()
+    desk.start()
+    subjects = {f"<row-{n}@example.com>": f"Question {n}" for n in range(1, 5)}
+    for message_id, subject in subjects.items():
+        dovecot.deliver(mail(ANA, subject, f"{subject}: when do you open?",
+                             message_id=message_id))
+    replies = smtp.wait_for(len(subjects))
+    threaded = {str(reply["In-Reply-To"]): str(reply["Subject"]) for reply in replies}
+    assert threaded == {message_id: f"Re: {subject}" for message_id, subject in subjects.items()}
