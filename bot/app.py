@@ -38,7 +38,7 @@ from bot.models.build import build as build_models
 from bot.reminders.build import ReminderParts, TimerDeps, build_timer
 from bot.reminders.build import build as build_reminders
 from bot.reminders.timer import Scheduler, schedule_backups, schedule_briefing
-from bot.retention.prune import prune, prune_often, schedule_prune
+from bot.retention.prune import prune_in_thread, prune_often, schedule_prune
 from bot.schema import open_database
 from bot.tools.build import Tools
 from bot.tools.build import build as build_tools
@@ -96,7 +96,7 @@ class App:
         prunes between the daily ones when FRONTDESK_KEEP_DAYS is short."""
         return [self.expire_forever(), self.timer.run(), self.owner.keep_fresh(),
                 prune_often(self.settings.keep_days,
-                            lambda: asyncio.to_thread(prune, self.db, self.settings))]
+                            lambda: prune_in_thread(self.db, self.settings))]
 
     async def expire_forever(self) -> None:
         """Now and then, let overdue approvals follow their expiry route."""
@@ -154,7 +154,7 @@ def assemble(settings: Settings, *, models: Models | None = None,
                             brief=chat.briefing.scheduled,
                             backup=lambda day, keep: daily_backup_of(settings.home, day,
                                                                      keep),
-                            prune=lambda: asyncio.to_thread(prune, db, settings)))
+                            prune=lambda: prune_in_thread(db, settings)))
     return App(settings, db, memory, owner, delivery, admission, chat_models, tools, flows,
                meetings, reminders, chat, timer)
 

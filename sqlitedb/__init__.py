@@ -83,6 +83,15 @@ class SerialConnection(sqlite3.Connection):
         with self.lock:
             return super().executemany(sql, parameters)
 
+    def executescript(self, sql_script: str, /) -> sqlite3.Cursor:
+        with self.lock:
+            return super().executescript(sql_script)
+
+    def close(self) -> None:
+        """Closed once no other thread is inside a statement (closing under one crashes)."""
+        with self.lock:
+            super().close()
+
 
 def connect(path: Path | str, *, check_same_thread: bool = False) -> SerialConnection:
     """Open the database in WAL mode with sane defaults for a small concurrent app."""

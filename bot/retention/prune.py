@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -91,9 +92,9 @@ class Pruned:
 
 def prune(db: Database, settings: Settings, days: float | None = None, *,
           dry_run: bool = False, now: datetime | None = None,
-          batch: int = BATCH_RUNS) -> Pruned:
+          batch: int = BATCH_RUNS, stop: threading.Event | None = None) -> Pruned:
     """Remove what is older than ``days`` (FRONTDESK_KEEP_DAYS by default), ``batch`` ended
-    runs' worth per transaction; what went."""
+    runs' worth per transaction; what went. ``stop`` set: no further batch (the bot stops)."""
     keep = settings.keep_days if days is None else days
     moment = now or datetime.now(UTC)
     result = Pruned(keep, moment - timedelta(days=keep), dry_run)
@@ -107,6 +108,8 @@ def prune(db: Database, settings: Settings, days: float | None = None, *,
             pass
     else:
         for cut in cuts(db, result.before.timestamp(), batch):
+            if stop is not None and stop.is_set():
+                return result  # the rest at the next prune
             with db.transaction():
                 counts = remove_rows(db, settings, datetime.fromtimestamp(cut, UTC), moment)
             for table, removed in counts.items():
@@ -118,6 +121,20 @@ def prune(db: Database, settings: Settings, days: float | None = None, *,
         give_back()  # the page cache this thread filled and the vacuum emptied, to the system
     result.bytes_after = file_bytes(db.path)
     return result
+
+
+async def prune_in_thread(db: Database, settings: Settings) -> Pruned:
+    """``prune`` in a worker thread. Cancelled (the bot stops), it ends after the batch under
+    way and only then gives the cancel back: the database is closed next, and closing it
+    under a statement another thread is running crashes the process."""
+    stop = threading.Event()
+    work = asyncio.ensure_future(asyncio.to_thread(prune, db, settings, stop=stop))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        stop.set()
+        await asyncio.wait([work])
+        raise
 
 
 def cuts(db: Database, before: float, batch: int) -> Iterator[float]:

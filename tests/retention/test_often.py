@@ -6,6 +6,8 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from bot.app import assemble
 from bot.config.settings import Settings
 
@@ -33,4 +35,35 @@ async def test_the_served_bot_prunes_a_short_keep_without_being_asked(tmp_path: 
             await asyncio.sleep(0.05)  # the prune's own pace, a real half second
     finally:
         task.cancel()
+        await asyncio.gather(task, return_exceptions=True)  # a prune under way ends its batch
         app.db.close()
+
+
+async def test_a_prune_cancelled_by_the_stop_ends_its_batch_before_the_cancel_returns(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stop cancels the prune, then closes the database: the cancel comes back only once
+    the worker thread has left its batch (closing under its statement crashed the process),
+    and the thread was told to stop rather than run every batch left."""
+    import threading
+
+    from bot.retention import prune as pruning
+
+    began, ended = threading.Event(), threading.Event()
+    told: list[bool] = []
+
+    def batches(db: object, settings: object, *, stop: threading.Event) -> None:
+        began.set()
+        told.append(stop.wait(10))  # one batch, until the stop is asked for
+        ended.set()
+
+    monkeypatch.setattr(pruning, "prune", batches)
+    task = asyncio.create_task(pruning.prune_in_thread(None, None))  # type: ignore[arg-type]
+    for _ in range(1_000):  # polled, up to ten seconds: the thread has begun its batch
+        if began.is_set():
+            break
+        await asyncio.sleep(0.01)
+    assert began.is_set()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert ended.is_set() and told == [True]
