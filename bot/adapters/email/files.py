@@ -16,19 +16,7 @@ from bot.adapters.email.mailbox import Mailbox
 from bot.adapters.email.reading import MailFile, read_in_worker
 from bot.config.email_settings import EmailSettings
 from bot.media.attachments import FileTooLarge
-from bot.messages import IMAGE_TYPES, Attachment
-
-
-def kind_of(mime: str) -> str:
-    """The media pipeline's kind of a file of this MIME type."""
-    mime = mime.lower()
-    if mime in IMAGE_TYPES:
-        return "photo"
-    if mime.startswith("audio/"):
-        return "audio"
-    if mime.startswith("video/"):
-        return "video"
-    return "document"
+from bot.messages import Attachment, kind_of
 
 
 class MailFiles:
@@ -46,8 +34,8 @@ class MailFiles:
         for index, file in enumerate(files):
             ref = f"{uidvalidity}/{uid}/{index}"
             self._kept[ref] = file.data
-            found.append(Attachment(kind_of(file.mime), file.mime, len(file.data), file.name,
-                                    ref))
+            found.append(Attachment(kind_of(file.mime.lower()), file.mime, len(file.data),
+                                    file.name, ref))
         return tuple(found)
 
     def forget(self, uidvalidity: str, uid: int) -> None:
