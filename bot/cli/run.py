@@ -68,7 +68,7 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     BANNER.begin(startup)  # the process's banner: the adapters' lines count their parts
     terminated = asyncio.Event()  # from here on, a SIGTERM stops the run as cleanly as later
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated.set)
-    # `kill -USR1` logs what the process holds (bench/soak.py reads it: issue 38)
+    # `kill -USR1` logs what the process holds: how a long run is watched (bench/soak.py)
     asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, log_holdings)
     app = assemble(settings)
     for line in general_lines(settings, (app.models.small.name, app.models.big.name),
