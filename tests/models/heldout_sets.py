@@ -30,3 +30,11 @@ def trained_lines(path: Path) -> list[str]:
     """The set's lines the training set holds too (case and edges aside)."""
     trained = {row["text"].strip().lower() for row in rows(TRAINING)}
     return [row["text"] for row in rows(path) if row["text"].strip().lower() in trained]
+
+
+def assert_eval_format(path: Path, lines: int) -> None:
+    """The set has ``lines`` messages in ``frontdesk eval``'s format, every route among them."""
+    held = rows(path)
+    assert len(held) == lines
+    assert {row["route"] for row in held} == set(ROUTE_OF.values())
+    assert all(row["sender"] in {"guest", "owner"} for row in held)

@@ -7,7 +7,7 @@ a tune figure, kept as a floor too, and the issue's 95 % is measured on a third 
 
 from __future__ import annotations
 
-from tests.models.heldout_sets import DATA, ROUTE_OF, accuracy, rows, trained_lines
+from tests.models.heldout_sets import DATA, accuracy, assert_eval_format, trained_lines
 
 HELDOUT = DATA / "router_heldout_2026-12.jsonl"
 READ_ONCE = 296 / 320  # 92.5 % when the set was read, the one time it was held out
@@ -18,10 +18,7 @@ TUNED = 311 / 320  # after the third round, which tuned on it: a tune figure, no
 
 
 def test_the_set_is_in_the_eval_format_with_every_route() -> None:
-    held = rows(HELDOUT)
-    assert len(held) == 320
-    assert {row["route"] for row in held} == set(ROUTE_OF.values())
-    assert all(row["sender"] in {"guest", "owner"} for row in held)
+    assert_eval_format(HELDOUT, 320)
 
 
 def test_training_takes_in_none_of_its_lines() -> None:

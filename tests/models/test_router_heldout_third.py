@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.models.heldout_sets import DATA, ROUTE_OF, accuracy, rows, trained_lines
+from tests.models.heldout_sets import DATA, accuracy, assert_eval_format, trained_lines
 
 HELDOUT = DATA / "router_heldout_3.jsonl"
 READ_ONCE = 359 / 400  # 89.75 % when the set was read, the one time it was held out
@@ -17,10 +17,7 @@ SHARED_WHEN_READ = 4
 
 
 def test_the_set_is_in_the_eval_format_with_every_route() -> None:
-    held = rows(HELDOUT)
-    assert len(held) == 400
-    assert {row["route"] for row in held} == set(ROUTE_OF.values())
-    assert all(row["sender"] in {"guest", "owner"} for row in held)
+    assert_eval_format(HELDOUT, 400)
 
 
 def test_training_takes_in_none_of_its_lines() -> None:
