@@ -17,6 +17,16 @@ from tests.support.terminal import Terminal
 WRONG = "not-the-password-41"
 
 
+def pair_on_telegram(term: Terminal, telegram: FakeTelegramServer) -> None:
+    """The wizard's first steps: Telegram, its token, the owner's first message."""
+    term.expect("Which chat platform?")
+    term.send("t")
+    term.expect("Paste the Telegram bot token")
+    term.send(telegram.token)
+    term.expect("Now send any message")
+    telegram.push_message(42, 42, "hi there")
+
+
 def test_the_mailbox_is_asked_for_and_both_logins_tried(tmp_path: Path) -> None:
     if (reason := dovecot_missing()) is not None:
         pytest.skip(reason)
@@ -25,12 +35,7 @@ def test_the_mailbox_is_asked_for_and_both_logins_tried(tmp_path: Path) -> None:
         env = clean_env(TELEGRAM_BASE_URL=telegram.base_url,
                         FRONTDESK_HOME=str(tmp_path / "home"))
         with Terminal(["setup"], cwd=tmp_path, env=env) as term:
-            term.expect("Which chat platform?")
-            term.send("t")
-            term.expect("Paste the Telegram bot token")
-            term.send(telegram.token)
-            term.expect("Now send any message")
-            telegram.push_message(42, 42, "hi there")
+            pair_on_telegram(term, telegram)
             term.expect("You are the owner.")
             term.expect("Answer mail too")
             term.send("y")
@@ -88,12 +93,7 @@ def test_no_mailbox_writes_no_email_settings(tmp_path: Path) -> None:
         env = clean_env(TELEGRAM_BASE_URL=telegram.base_url,
                         FRONTDESK_HOME=str(tmp_path / "home"))
         with Terminal(["setup"], cwd=tmp_path, env=env) as term:
-            term.expect("Which chat platform?")
-            term.send("t")
-            term.expect("Paste the Telegram bot token")
-            term.send(telegram.token)
-            term.expect("Now send any message")
-            telegram.push_message(42, 42, "hi there")
+            pair_on_telegram(term, telegram)
             term.expect("Answer mail too")
             term.send("")
             term.expect("Model provider?")
