@@ -26,16 +26,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from scipy.sparse import csr_matrix
-from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
-
-# The repository instead of bench/, whose telegram.py would shadow python-telegram-bot.
+# The repository instead of bench/, whose telegram.py and email.py would shadow
+# python-telegram-bot and the standard library's email (which SciPy's imports reach).
 _BENCH = str(Path(__file__).resolve().parent)
 if _BENCH in sys.path:
     sys.path.remove(_BENCH)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+from scipy.sparse import csr_matrix  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from bot.models.router import (  # noqa: E402
     INTENTS,
