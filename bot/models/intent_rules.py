@@ -8,7 +8,8 @@ first (``bot.models.offline.classify_offline``):
   prisa", …) is never routed as urgent;
 - a message that says it *is* urgent ("urgent", "ASAP", "emergency", "dringend", "urgence",
   …) is urgent, unless it only talks about urgency ("the emergency number", "is it urgent
-  …?", "mark it as urgent");
+  …?", "mark it as urgent") or the learned classifier is all but sure it can wait (see
+  ``bot.models.offline.classify_offline``);
 - a message of emoji or emoticons only (👍, 🙏, ":)", "<3") is social;
 - "remember that …", "note that …", "remind me …" (not a question) is a task: the agent
   saves the note or sets the reminder, which a quick reply would silently not do.
@@ -30,13 +31,31 @@ NOT_URGENT = re.compile(
     r"|\brien ne presse\b|\bsin prisa\b|\bnessuna fretta\b|\bsem pressa\b|\bgeen haast\b"
     r"|\bnothing (?:too |very |really |that )?urgent\b|\bnon[- ]?(?:urgen|emergen)\w*"
     r"|\bnie (?:jest )?piln\w*|\bnic pilnego\b|\bbez pospiechu\b|\bне (?:срочно|терміново)"
-    r"|\binte (?:akut|bradskande)\b|\bikke akut\b|\bei (?:ole )?kiire|\bacil degil")
+    r"|\binte (?:akut|bradskande)\b|\bikke akut\b|\bei (?:ole )?kiire|\bacil degil"
+    # said in other words and languages (each checked on rows written apart: docs/router.md)
+    r"|\bnot (?:an?|so|really|very|super|that|too)?\s*(?:urgen\w*|emergen\w*)"
+    r"|\bkein(?:en)? notfall|\bpas (?:une )?urgen|\bsin urgencia|\bno es (?:una )?emergencia"
+    r"|\bnessuna urgenza|\bnon (?:e )?(?:un'?)?emergenza|\bsem urgencia"
+    r"|\bnao e (?:uma )?emergencia|\bgeen (?:spoed|noodgeval)|\bniet dringend"
+    r"|\bnem (?:surgos|sietos)|\bnu (?:e|este) urgent|\bδεν (?:ειναι )?επειγ"
+    r"|\bei (?:ole )?(?:kiireellinen|hata)|\bikke (?:haster|noget hast)|\binte brattom"
+    r"|\bnic naleh|\bnie ma pospiechu|\bacele(?:si)? yok|\bkhong (?:gap|khan cap)"
+    r"|\btidak (?:mendesak|buru)|\bgak (?:buru|urgent)|\bei (?:ole )?(?:kiireellinen|hata)"
+    r"|\bikke (?:haster|noget hast)|\binte brattom"
+    # other scripts, folded as the text is (fold drops Japanese voicing marks and Hindi
+    # vowel signs, and splits Korean syllables into letters)
+    + "|" + "|".join(re.escape(fold(phrase)) for phrase in (
+        "не горит", "не поспіша", "δεν είναι επείγ", "δεν επείγ", "急ぎではな", "急ぎじゃな",
+        "緊急ではな", "緊急じゃな", "至急ではな", "至急じゃな", "急ぎではありません", "不着急",
+        "不急", "不是很急", "不是急", "不是紧急", "급하지 않", "급한 건 아니", "급한 거 아니",
+        "급한 일 아니", "ไม่รีบ", "ไม่ด่วน", "जल्दी नहीं", "ليس عاجلا", "ليس مستعجلا",
+        "ليس طارئا", "مش مستعجل", "לא דחוף", "عجله ای نیست", "فوری نیست")))
 URGENT_WORDS = re.compile(
     r"\b(?:urgen\w*|asap|a\.s\.a\.p|emergen\w*|sos|dringend\w*|notfall\w*|spoed\w*|"
     r"noodgeval\w*|piln(?:e|ie|y|a)|srochn\w*|срочн\w*|терміново|экстренн\w*|akut\w*|acil|"
     r"kiireellinen|kiireesti|surgos|επειγ\w*|nalehav\w*|nodfall\w*)\b"
     # scripts without spaces between words have no word edges to match
-    r"|緊急|至急|紧急|긴급|عاجل")
+    r"|緊急|至急|紧急|" + fold("긴급") + "|عاجل")  # folded as the text is (Hangul splits)
 # The words, but about urgency rather than an emergency: the learned router decides these.
 ABOUT_URGENCY = re.compile(
     r"\bemergenc\w* (?:number|contact|exit|kit|bag|plan|services? number|plumber|line|fund|"

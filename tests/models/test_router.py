@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from bot.models import classify_offline
-from bot.models.intent_rules import says_urgent
 from bot.models.router import INTENTS, RouterWeights, choose_intent, predict, shipped_weights
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -33,8 +32,8 @@ def test_the_weights_ship_inside_the_package_and_give_probabilities() -> None:
     probabilities = predict("hello there")
     assert set(probabilities) == set(INTENTS)
     assert abs(sum(probabilities.values()) - 1.0) < 1e-9
-    # issue 39: the weights stay in the package, under 1 MB
-    assert len(text.encode("utf-8")) < 1_000_000
+    # the weights stay in the package, under 2 MB (1 MB until the rows tripled)
+    assert len(text.encode("utf-8")) < 2_000_000
 
 
 def test_the_weights_survive_their_file_format() -> None:
@@ -144,13 +143,17 @@ def test_the_training_script_gives_the_shipped_weights_again() -> None:
 @pytest.mark.parametrize("text", ["срочно! перезвоните", "Pilne: proszę o telefon",
                                   "至急連絡ください", "Det är akut, ring mig"])
 def test_urgent_words_in_more_languages_are_urgent(text: str) -> None:
-    assert says_urgent(text)  # the rule, not the classifier's guess
-    assert classify_offline(text)[0] == "urgent"
+    assert classify_offline(text)[0] == "urgent"  # learned: "urgent" is no rule any more
 
 
 @pytest.mark.parametrize("text", ["what's the non-emergency number for the police?",
                                   "nothing urgent, the fence is a bit loose",
                                   "to nie jest pilne, ale czy ktoś może zadzwonić?",
-                                  "Dov'è l'uscita di emergenza?"])
+                                  "Dov'è l'uscita di emergenza?",
+                                  "Kein Notfall, aber der Rauchmelder piept",
+                                  "not an emergency, just need his food",
+                                  "緊急ではないのですが、シャワーの水圧が弱いです",
+                                  "不着急，就是想问一下发票", "급하지 않아요, 시간 될 때 봐주세요",
+                                  "δεν είναι επείγον, αλλά στείλτε μου το τιμολόγιο"])
 def test_saying_it_is_no_emergency_is_never_urgent(text: str) -> None:
     assert classify_offline(text)[0] != "urgent"
