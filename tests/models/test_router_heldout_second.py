@@ -14,7 +14,9 @@ READ_ONCE = 296 / 320  # 92.5 % when the set was read, the one time it was held 
 # Short everyday lines ("ok cool", "👍", "Bonjour !") that both sets' writers wrote apart:
 # 23 when the set was read. Training must not take in any more of its lines.
 SHARED_WHEN_READ = 23
-TUNED = 311 / 320  # after the third round, which tuned on it: a tune figure, not a held-out one
+# After the third round, which tuned on it, 311 of 320; after the fourth (14,786 rows from
+# new writers), 310: tune figures, not held-out ones.
+TUNED = 310 / 320
 
 
 def test_the_set_is_in_the_eval_format_with_every_route() -> None:
