@@ -6,8 +6,10 @@ Usage:
     .venv/bin/python bench/router_tune.py --misses NAME   # and list one set's misses
     .venv/bin/python bench/router_tune.py --file F.jsonl --misses file   # any labelled set too
 
-The sets: the labelled set's ``tune`` split, the two spent held-out sets and the eval sample
-(docs/router.md, third round). Each figure is a *tune* figure: these sets chose the changes.
+The sets: the labelled set's ``tune`` split, the spent held-out sets and the eval sample
+(docs/router.md). Each figure is a *tune* figure: these sets chose changes, or have been read
+(the fourth set, read once at the end of the fourth round, is spent too). Routes as for a
+guest.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ SETS = {
     "tune-old": ROOT / "tests" / "data" / "triage_set.jsonl",
     "set1": ROOT / "tests" / "data" / "router_heldout.jsonl",
     "set2": ROOT / "tests" / "data" / "router_heldout_2026-12.jsonl",
+    "set3": ROOT / "tests" / "data" / "router_heldout_3.jsonl",
+    "set4": ROOT / "tests" / "data" / "router_heldout_4.jsonl",
     "sample": ROOT / "bot" / "evaluation" / "sample.jsonl",
 }
 
