@@ -21,19 +21,18 @@ and routes as ``classify_offline`` does (the rules, then the learned classifier)
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 _BENCH = str(Path(__file__).resolve().parent)
 if _BENCH in sys.path:  # bench/email.py and bench/telegram.py would shadow real packages
     sys.path.remove(_BENCH)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.train_router import fit  # noqa: E402
 from bot.models import offline, router  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,15 +52,6 @@ def writer_of(row: Row) -> str:
     return note[len(ROUND):].split(":")[0] if note.startswith(ROUND) else ""
 
 
-def _trainer() -> Any:
-    """bench/train_router.py as a module (bench/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("train_router", Path(_BENCH) / "train_router.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def read(path: Path) -> list[Row]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
@@ -75,7 +65,7 @@ def route_accuracy(weights: router.RouterWeights, rows: Sequence[Row]) -> float:
         right = sum(ROUTE_OF[offline.classify_offline(row["text"])[0]]
                     == (row.get("route") or ROUTE_OF[row["intent"]]) for row in rows)
     finally:
-        router.shipped_weights = shipped  # type: ignore[method-assign]
+        router.shipped_weights = shipped
     return right / len(rows)
 
 
@@ -84,7 +74,6 @@ def main() -> None:
     parser.add_argument("--c", type=float, action="append", metavar="C")
     parser.add_argument("--writer", action="append", help="only these folds")
     args = parser.parse_args()
-    trainer = _trainer()
     fitted = [row for row in read(SET) if row["split"] in ("train", "tune")]
     writers = sorted({writer_of(row) for row in fitted} - {""})
     folds = args.writer or [*writers, *SPENT]
@@ -94,7 +83,7 @@ def main() -> None:
             rows = [row for row in fitted if writer_of(row) != fold]
             held = read(SPENT[fold]) if fold in SPENT else [
                 row for row in fitted if writer_of(row) == fold]
-            figures[fold] = route_accuracy(trainer.fit(rows, c, None), held)
+            figures[fold] = route_accuracy(fit(rows, c, None), held)
             print(f"C={c:g} {fold:10} {len(held):5} rows  {figures[fold]:6.1%}", flush=True)
         print(f"C={c:g} mean over {len(figures)} writers: "
               f"{statistics.fmean(figures.values()):.1%}")
