@@ -37,11 +37,10 @@ NOT_URGENT = re.compile(
     r"|\bkein(?:en)? notfall|\bpas (?:une )?urgen|\bsin urgencia|\bno es (?:una )?emergencia"
     r"|\bnessuna urgenza|\bnon (?:e )?(?:un'?)?emergenza|\bsem urgencia"
     r"|\bnao e (?:uma )?emergencia|\bgeen (?:spoed|noodgeval)|\bniet dringend"
-    r"|\bnem (?:surgos|sietos)|\bnu (?:e|este) urgent|\bδεν (?:ειναι )?επειγ"
+    r"|\bnem (?:surgos|sietos)|\bnu (?:e|este) urgent"
     r"|\bei (?:ole )?(?:kiireellinen|hata)|\bikke (?:haster|noget hast)|\binte brattom"
     r"|\bnic naleh|\bnie ma pospiechu|\bacele(?:si)? yok|\bkhong (?:gap|khan cap)"
-    r"|\btidak (?:mendesak|buru)|\bgak (?:buru|urgent)|\bei (?:ole )?(?:kiireellinen|hata)"
-    r"|\bikke (?:haster|noget hast)|\binte brattom"
+    r"|\btidak (?:mendesak|buru)|\bgak (?:buru|urgent)"
     # other scripts, folded as the text is (fold drops Japanese voicing marks and Hindi
     # vowel signs, and splits Korean syllables into letters)
     + "|" + "|".join(re.escape(fold(phrase)) for phrase in (
