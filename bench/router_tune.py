@@ -15,22 +15,19 @@ guest.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 _BENCH = str(Path(__file__).resolve().parent)
 if _BENCH in sys.path:
     sys.path.remove(_BENCH)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.train_router import ROUTE_OF, fit, load_split  # noqa: E402
 from bot.models import offline, router  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
-            "urgent": "notify_now"}
 NEW_ROWS = "issue 39 round 3"  # the note on this round's rows
 SETS = {
     "tune": ROOT / "tests" / "data" / "triage_set.jsonl",
@@ -54,12 +51,14 @@ def labelled(name: str) -> list[tuple[str, str]]:
     return [(row["text"], row.get("route") or ROUTE_OF[row["intent"]]) for row in rows]
 
 
-def score(name: str) -> tuple[dict[str, float], list[tuple[str, str, str]]]:
-    """Route accuracy per route and overall, and the misses (text, expected, got)."""
+def score(name: str, weights: router.RouterWeights | None = None
+          ) -> tuple[dict[str, float], list[tuple[str, str, str]]]:
+    """Route accuracy per route and overall, and the misses (text, expected, got), by the
+    shipped weights or ``weights``."""
     hits: dict[str, list[bool]] = {}
     misses = []
     for text, route in labelled(name):
-        got = ROUTE_OF[offline.classify_offline(text)[0]]
+        got = ROUTE_OF[offline.classify_offline(text, weights)[0]]
         hits.setdefault(route, []).append(got == route)
         hits.setdefault("all", []).append(got == route)
         if got != route:
@@ -67,28 +66,19 @@ def score(name: str) -> tuple[dict[str, float], list[tuple[str, str, str]]]:
     return {r: sum(v) / len(v) for r, v in sorted(hits.items())}, misses
 
 
-def report() -> dict[str, float]:
+def report(weights: router.RouterWeights) -> dict[str, float]:
     """Print one line per set; return each set's overall figure."""
     overall = {}
-    if "tune" in str(router.shipped_weights().training.get("splits", "train")):
+    if "tune" in str(weights.training.get("splits", "train")):
         print("(these weights were fitted on the tune split too: its lines below are no "
               "tune figures; --retrain C fits the train split alone)")
     for name in SETS:
-        accuracy, misses = score(name)
+        accuracy, misses = score(name, weights)
         overall[name] = accuracy["all"]
         print(f"{name:7} all {accuracy['all']:6.1%}  " + "  ".join(
             f"{r} {v:6.1%}" for r, v in accuracy.items() if r != "all") +
             f"  ({len(misses)} missed)")
     return overall
-
-
-def _trainer() -> Any:
-    """bench/train_router.py as a module (bench/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("train_router", Path(_BENCH) / "train_router.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> None:
@@ -100,13 +90,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.file:
         SETS["file"] = args.file
-    if args.retrain:
-        trainer = _trainer()
-        weights = trainer.fit(trainer.load_split(SETS["tune"], "train"), args.retrain, None)
-        router.shipped_weights = lambda: weights  # type: ignore[assignment]
-    report()
+    weights = (fit(load_split(SETS["tune"], "train"), args.retrain, None) if args.retrain
+               else router.shipped_weights())
+    report(weights)
     if args.misses:
-        for text, expected, got in score(args.misses)[1]:
+        for text, expected, got in score(args.misses, weights)[1]:
             print(f"  {expected:>11} → {got:<11} {text[:150]!r}")
 
 

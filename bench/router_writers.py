@@ -32,7 +32,7 @@ if _BENCH in sys.path:  # bench/email.py and bench/telegram.py would shadow real
     sys.path.remove(_BENCH)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.train_router import fit  # noqa: E402
+from bench.train_router import ROUTE_OF, fit  # noqa: E402
 from bot.models import offline, router  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,8 +40,6 @@ SET = ROOT / "tests" / "data" / "triage_set.jsonl"
 SPENT = {"set1": ROOT / "tests" / "data" / "router_heldout.jsonl",
          "set2": ROOT / "tests" / "data" / "router_heldout_2026-12.jsonl",
          "set3": ROOT / "tests" / "data" / "router_heldout_3.jsonl"}
-ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
-            "urgent": "notify_now"}
 ROUND = "round 4, "
 Row = dict[str, str]
 
@@ -59,13 +57,8 @@ def read(path: Path) -> list[Row]:
 
 def route_accuracy(weights: router.RouterWeights, rows: Sequence[Row]) -> float:
     """The share of rows ``classify_offline`` would route right with ``weights``."""
-    shipped = router.shipped_weights
-    router.shipped_weights = lambda: weights  # type: ignore[assignment]
-    try:
-        right = sum(ROUTE_OF[offline.classify_offline(row["text"])[0]]
-                    == (row.get("route") or ROUTE_OF[row["intent"]]) for row in rows)
-    finally:
-        router.shipped_weights = shipped
+    right = sum(ROUTE_OF[offline.classify_offline(row["text"], weights)[0]]
+                == (row.get("route") or ROUTE_OF[row["intent"]]) for row in rows)
     return right / len(rows)
 
 

@@ -38,7 +38,7 @@ from bot.models.intent_rules import (
 )
 from bot.models.meeting_phrases import is_move, meeting_arguments
 from bot.models.reminder_phrases import tool_arguments as reminder_arguments
-from bot.models.router import INTENTS, choose_intent, predict
+from bot.models.router import INTENTS, RouterWeights, choose_intent, shipped_weights
 from bot.models.vision import OFFLINE_IMAGES
 from graphs.protocols import parse_json_object
 
@@ -67,8 +67,9 @@ URGENT_WORD_DOUBTED_BELOW = 0.1
 URGENCY = {"urgent": 0.9, "social": 0.1, "question": 0.3, "task": 0.4}
 
 
-def classify_offline(text: str) -> tuple[str, float]:
-    """The intent and urgency by the rules that must never be wrong, else the learned router.
+def classify_offline(text: str, weights: RouterWeights | None = None) -> tuple[str, float]:
+    """The intent and urgency by the rules that must never be wrong, else the learned router
+    (the shipped weights, or ``weights``: the bench scores weights it has just fitted).
 
     Rules first (``bot.models.intent_rules``): nothing to read is a task, "not urgent" is
     never urgent, "urgent" is (unless ``doubts_the_urgent_word``), emoji only is social,
@@ -76,7 +77,7 @@ def classify_offline(text: str) -> tuple[str, float]:
     ``bot.models.router`` picks the most likely route, then its intent."""
     if not text.strip():
         return "task", URGENCY["task"]
-    probabilities = predict(text)
+    probabilities = (weights or shipped_weights()).predict(text)
     if says_not_urgent(text):
         intent = choose_intent(probabilities, [i for i in INTENTS if i != "urgent"])
     elif says_urgent(text) and not doubts_the_urgent_word(text, probabilities):
