@@ -4,6 +4,7 @@ and as the bot routes, sender included), and how many of its lines the training 
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 from bot.models import classify_offline
@@ -36,10 +37,15 @@ def accuracy_as_routed(path: Path) -> float:
     return right / len(held)
 
 
+@cache
+def trained_texts() -> frozenset[str]:
+    """The training set's texts, case and edges aside (read once: 19,360 rows)."""
+    return frozenset(row["text"].strip().lower() for row in rows(TRAINING))
+
+
 def trained_lines(path: Path) -> list[str]:
     """The set's lines the training set holds too (case and edges aside)."""
-    trained = {row["text"].strip().lower() for row in rows(TRAINING)}
-    return [row["text"] for row in rows(path) if row["text"].strip().lower() in trained]
+    return [row["text"] for row in rows(path) if row["text"].strip().lower() in trained_texts()]
 
 
 def assert_eval_format(path: Path, lines: int) -> None:
