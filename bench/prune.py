@@ -15,7 +15,6 @@ import argparse
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ if _BENCH in sys.path:
     sys.path.remove(_BENCH)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.writes import writes_during  # noqa: E402
 from bot.config.settings import Settings  # noqa: E402
 from bot.retention.prune import cuts, prune  # noqa: E402
 from bot.schema import open_database  # noqa: E402
@@ -72,27 +72,10 @@ def main() -> None:
             fill(db, args.messages)
             print(f"filled {args.messages:,} messages in {time.perf_counter() - began:.1f} s")
             batches = len(list(cuts(db, time.time() - 90 * DAY, args.batch or 10**12)))
-            waits: list[float] = []
-            done = threading.Event()
-
-            def answering() -> None:  # the bot's writes, on the same writer
-                while not done.is_set():
-                    asked = time.perf_counter()
-                    db.writer.execute("INSERT OR REPLACE INTO cursors (name, value) VALUES"
-                                      " ('bench', ?)", (str(asked),))
-                    waits.append(time.perf_counter() - asked)
-                    time.sleep(0.001)
-
-            writer = threading.Thread(target=answering)
-            writer.start()
-            began = time.perf_counter()
-            try:
-                result = prune(db, settings, batch=args.batch or 10**12)
-            finally:
-                done.set()
-                writer.join()
-            took = time.perf_counter() - began
-            waits.sort()
+            timed = writes_during(db, lambda: prune(db, settings, batch=args.batch or 10**12))
+            result = timed.result
+            took = timed.seconds
+            waits = sorted(timed.waits)
             print(f"pruned {result.total:,} rows in {took:.1f} s, {batches} batches; file "
                   f"{result.bytes_before / 1e6:.0f} -> {result.bytes_after / 1e6:.1f} MB")
             print(f"{len(waits):,} writes meanwhile: longest wait {waits[-1] * 1000:.0f} ms, "

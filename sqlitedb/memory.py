@@ -16,7 +16,7 @@ import ctypes
 import ctypes.util
 from functools import cache
 
-__all__ = ["give_back", "sqlite_memory"]
+__all__ = ["give_back", "libc", "sqlite_memory"]
 
 
 @cache
@@ -43,20 +43,20 @@ def sqlite_memory() -> tuple[int, int] | None:
 
 
 @cache
-def _libc() -> ctypes.CDLL | None:
+def libc() -> ctypes.CDLL | None:
+    """The C library this process runs on (loaded once), or None where it is not found."""
     name = ctypes.util.find_library("c")
     try:
-        library = ctypes.CDLL(name) if name else None
+        return ctypes.CDLL(name) if name else None
     except OSError:
         return None
-    return library if library is not None and hasattr(library, "malloc_trim") else None
 
 
 def give_back() -> bool:
     """Return the free memory of every allocator arena to the system (glibc's
     ``malloc_trim(0)``); False where the C library has no such call (nothing is done)."""
-    library = _libc()
-    if library is None:
+    library = libc()
+    if library is None or not hasattr(library, "malloc_trim"):
         return False
     library.malloc_trim(0)
     return True

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import ctypes.util
 import logging
 import sys
 import threading
 from functools import cache
 
-from sqlitedb.memory import sqlite_memory
+from sqlitedb.memory import libc, sqlite_memory
 
 log = logging.getLogger("bot.cli.run")  # the line's logger since it was first written
 
@@ -35,11 +34,8 @@ class MallInfo2(ctypes.Structure):
 
 @cache
 def _mallinfo2() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    name = ctypes.util.find_library("c")
-    try:
-        function = ctypes.CDLL(name).mallinfo2 if name else None
-    except (OSError, AttributeError):  # not glibc, or one older than 2.33
-        return None
+    library = libc()
+    function = getattr(library, "mallinfo2", None)  # None: not glibc, or one older than 2.33
     if function is not None:
         function.restype = MallInfo2
     return function

@@ -42,10 +42,9 @@ def list_runs(store: RunReading, status: str | None = None, route: str | None = 
     for wait in store.waits("open"):
         open_waits.setdefault(wait.run_id, wait)
     rows = [run_row(r, store.costs(r.id), open_waits.get(r.id), now) for r in runs[:limit]]
-    older = [r.started_at for r in recent[:limit]]
     return {"runs": rows, "routes": routes, "statuses": list(STATUSES),
             "waiting": len(open_waits), "now": now,
-            "next_before": older[-1] if len(older) == limit else None}
+            "next_before": recent[limit - 1].started_at if len(recent) >= limit else None}
 
 
 def run_row(run: RunInfo, costs: Mapping[str, Any], wait: WaitInfo | None,

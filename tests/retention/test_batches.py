@@ -4,13 +4,13 @@ freed pages go back a step at a time, and a short FRONTDESK_KEEP_DAYS prunes mor
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from bench.writes import writes_during
 from bot.config.settings import Settings
 from bot.retention.prune import DAY_S, TIE_S, Pruned, cuts, prune, prune_interval, prune_often
 from bot.schema import open_database
@@ -79,26 +79,10 @@ def test_a_write_waits_for_one_batch_not_the_whole_prune(home: Settings) -> None
     with open_database(home.database) as db:
         for start in range(0, 20_000, 5_000):
             add_runs(db, f"old-{start}-", [OLD + start + n for n in range(5_000)], events=8)
-        waits: list[float] = []
-        done = threading.Event()
-
-        def write_until_done() -> None:  # the bot's writes, on the same writer
-            while not done.is_set():
-                asked = time.perf_counter()
-                db.writer.execute("INSERT OR REPLACE INTO cursors (name, value)"
-                                  " VALUES ('tick', ?)", (str(asked),))
-                waits.append(time.perf_counter() - asked)
-                time.sleep(0.001)
-
-        writer = threading.Thread(target=write_until_done)
-        writer.start()
-        started = time.perf_counter()
-        try:
-            result = prune(db, home, batch=200)
-        finally:
-            done.set()
-            writer.join()
-        took = time.perf_counter() - started
+        timed = writes_during(db, lambda: prune(db, home, batch=200))
+        result = timed.result
+        waits = timed.waits
+        took = timed.seconds
         assert result.removed["runs"] == 20_000 and count(db, "run_events") == 0
         assert len(waits) > 20  # the writes went on during the prune
         assert max(waits) < took / 5, (max(waits), took)  # in one transaction: ~ all of it
