@@ -27,6 +27,8 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
+from tests.support.child_process import terminate
+
 DESK = "desk@frontdesk.test"
 PASSWORD = "desk-secret-8"
 DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
@@ -139,12 +141,7 @@ class Dovecot:
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+            terminate(self.proc)
         if self.own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
