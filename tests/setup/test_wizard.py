@@ -4,7 +4,6 @@ call, bad answers asked again, `.env` written 0600 with other values kept, no se
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 import sys
@@ -15,17 +14,28 @@ from dotenv import dotenv_values
 from tests.fakes.discord_server import OWNER_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import FakeTelegramServer
+from tests.support.child_process import clean_env as without_foreign
 from tests.support.harness import event_around_now
 from tests.support.terminal import Terminal
 
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 KEY = "sk-setup-test-key-000123"
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
-    env.update({"TERM": "dumb", **extra})
-    return env
+    return without_foreign(**{"TERM": "dumb", **extra})
+
+
+def answer_the_rest(term: Terminal) -> None:
+    """The wizard's last steps with their defaults (time zone UTC); it must exit 0."""
+    term.expect("Model provider?")
+    term.send("")
+    term.expect("Your time zone")
+    term.send("UTC")
+    term.expect("Calendar:")
+    term.send("")
+    term.expect("Let strangers ask")
+    term.send("")
+    assert term.wait() == 0
 
 
 def test_telegram_and_a_model_key_into_a_kept_env_file(tmp_path: Path) -> None:
@@ -107,15 +117,7 @@ def test_discord_reads_the_owner_from_the_first_dm(tmp_path: Path) -> None:
             term.expect(f"id {OWNER_ID}. You are the owner.")
             term.expect("Answer mail too")
             term.send("")
-            term.expect("Model provider?")
-            term.send("")
-            term.expect("Your time zone")
-            term.send("UTC")
-            term.expect("Calendar:")
-            term.send("")
-            term.expect("Let strangers ask")
-            term.send("")
-            assert term.wait() == 0
+            answer_the_rest(term)
     got = dotenv_values(tmp_path / ".env")
     assert got["DISCORD_OWNER_ID"] == str(OWNER_ID) and got["DISCORD_BOT_TOKEN"] == fake.token
     assert got["FRONTDESK_MODEL_PROVIDER"] == "offline" and "FRONTDESK_PAIRING" not in got

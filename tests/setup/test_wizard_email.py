@@ -10,7 +10,7 @@ import pytest
 from dotenv import dotenv_values
 
 from tests.fakes.telegram_server import FakeTelegramServer
-from tests.setup.test_wizard import clean_env
+from tests.setup.test_wizard import answer_the_rest, clean_env
 from tests.support.mail_servers import DESK, PASSWORD, Dovecot, Smtp, dovecot_missing
 from tests.support.terminal import Terminal
 
@@ -67,15 +67,7 @@ def test_the_mailbox_is_asked_for_and_both_logins_tried(tmp_path: Path) -> None:
             term.expect("Mailbox accepted: logged in to both servers")
             term.expect("answered without your approval")
             term.send("Ana@Example.com, @partner.example")
-            term.expect("Model provider?")
-            term.send("")
-            term.expect("Your time zone")
-            term.send("UTC")
-            term.expect("Calendar:")
-            term.send("")
-            term.expect("Let strangers ask")
-            term.send("")
-            assert term.wait() == 0
+            answer_the_rest(term)
     assert PASSWORD not in term.transcript and WRONG not in term.transcript
     got = dotenv_values(tmp_path / ".env")
     assert got["FRONTDESK_EMAIL_ADDRESS"] == DESK
@@ -96,14 +88,6 @@ def test_no_mailbox_writes_no_email_settings(tmp_path: Path) -> None:
             pair_on_telegram(term, telegram)
             term.expect("Answer mail too")
             term.send("")
-            term.expect("Model provider?")
-            term.send("")
-            term.expect("Your time zone")
-            term.send("UTC")
-            term.expect("Calendar:")
-            term.send("")
-            term.expect("Let strangers ask")
-            term.send("")
-            assert term.wait() == 0
+            answer_the_rest(term)
     assert not any(name.startswith("FRONTDESK_EMAIL_")
                    for name in dotenv_values(tmp_path / ".env"))

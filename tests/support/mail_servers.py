@@ -27,6 +27,8 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
+from tests.support.child_process import terminate
+
 DESK = "desk@frontdesk.test"
 PASSWORD = "desk-secret-8"
 DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
@@ -139,12 +141,7 @@ class Dovecot:
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+            terminate(self.proc)
         if self.own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -153,6 +150,7 @@ class Dovecot:
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
     def imap(self) -> imaplib.IMAP4:
+        """A client logged in as the desk (``with``: logged out at the end)."""
         client = imaplib.IMAP4("127.0.0.1", self.port)
         client.login(DESK, PASSWORD)
         return client
@@ -160,16 +158,12 @@ class Dovecot:
     def deliver(self, mail: EmailMessage | bytes, folder: str = "INBOX") -> None:
         """File a mail in ``folder`` as the server's delivery would (IMAP APPEND)."""
         raw = mail if isinstance(mail, bytes) else mail.as_bytes(policy=policy.SMTP)
-        client = self.imap()
-        try:
+        with self.imap() as client:
             client.append(folder, "", imaplib.Time2Internaldate(time.time()), raw)
-        finally:
-            client.logout()
 
     def flags(self, folder: str = "INBOX") -> dict[str, str]:
         """Each mail's Message-ID with its flags."""
-        client = self.imap()
-        try:
+        with self.imap() as client:
             _, count = client.select(folder, readonly=True)
             if count[0] in (None, b"0"):
                 return {}
@@ -180,24 +174,16 @@ class Dovecot:
                     header = message_from_bytes(item[1], policy=policy.default)
                     found[str(header.get("Message-ID", ""))] = item[0].decode()
             return found
-        finally:
-            client.logout()
 
     def reset_folder(self, folder: str) -> None:
         """Delete and create ``folder`` again: a new UIDVALIDITY, every UID starting over."""
-        client = self.imap()
-        try:
+        with self.imap() as client:
             client.delete(folder)
             client.create(folder)
-        finally:
-            client.logout()
 
     def create(self, folder: str) -> None:
-        client = self.imap()
-        try:
+        with self.imap() as client:
             client.create(folder)
-        finally:
-            client.logout()
 
 
 class _Keeper:

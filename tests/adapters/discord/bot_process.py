@@ -8,7 +8,6 @@ through ``FRONTDESK_DISCORD_*`` so a start takes well under a second of waiting.
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
@@ -18,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.discord_server import OWNER_ID, FakeDiscord
+from tests.support.child_process import clean_env
 
 REPO = Path(__file__).resolve().parents[3]
-CLEARED_PREFIXES = ("FRONTDESK_", "DISCORD_", "TELEGRAM_", "ANTHROPIC_", "OPENAI_")
 
 
 class FrontdeskProcess:
@@ -37,8 +36,7 @@ class FrontdeskProcess:
         self.starts = 0
 
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED_PREFIXES)}
-        env.update({
+        env = clean_env(**{
             "DISCORD_BOT_TOKEN": self.fake.token,
             "DISCORD_BASE_URL": self.fake.base_url,
             "DISCORD_ALLOWED_USERS": ",".join(str(user) for user in self.allowed),

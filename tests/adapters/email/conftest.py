@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
 from bot.service.unit import TIMEOUT_STOP_S
+from tests.support.child_process import RunProcess
 from tests.support.mail_servers import Dovecot, Smtp, dovecot_missing, email_env
-from tests.support.telegram_process import FOREIGN
 
-T = TypeVar("T")
 # SIGTERM to exit: systemd's TimeoutStopSec, which holds the sends' grace and the closing; a
 # stop that needs more was stuck (it is then killed, and the test fails)
 STOP_WAIT_S = TIMEOUT_STOP_S
@@ -38,47 +32,19 @@ def smtp() -> Iterator[Smtp]:
         yield server
 
 
-class DeskProcess:
+class DeskProcess(RunProcess):
     """`frontdesk run` with email only (the offline model), restartable, killable."""
 
     def __init__(self, home: Path, env: Mapping[str, str]) -> None:
-        self.home = home
-        self.log_path = home / "bot.log"
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
-        self.env.update({"FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
-                         "FRONTDESK_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1",
-                         "FRONTDESK_MERGE_WINDOW": "0", "FRONTDESK_STREAM": "0",
-                         "FRONTDESK_GUEST_MESSAGES_PER_HOUR": "0",
-                         "FRONTDESK_WRITES_PER_SECOND": "1000"})
-        self.env.update(env)
-        self.proc: subprocess.Popen[bytes] | None = None
+        super().__init__(home, {
+            "FRONTDESK_STREAM": "0", "FRONTDESK_GUEST_MESSAGES_PER_HOUR": "0",
+            "FRONTDESK_WRITES_PER_SECOND": "1000", **env})
 
     def start(self) -> None:
         """Start; return once the banner's email line is out (the mailbox is open)."""
-        home = self.home
-        home.mkdir(parents=True, exist_ok=True)
         mark = self.log().count("Email:")
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli.main", "run"],
-                                         env=self.env, cwd=home, stdout=log, stderr=log,
-                                         stdin=subprocess.DEVNULL)
+        self.launch()
         self.poll(lambda: self.log().count("Email:") > mark, 30)
-
-    def poll(self, predicate: Callable[[], T], timeout: float = 20.0) -> T:
-        deadline = time.monotonic() + timeout
-        while not (value := predicate()):
-            if self.proc is None or self.proc.poll() is not None:
-                raise AssertionError(f"the bot exited; log:\n{self.log()[-3000:]}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out; bot log:\n{self.log()[-3000:]}")
-            time.sleep(0.02)
-        return value
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-            self.proc = None
 
     def stop(self) -> None:
         """SIGTERM, as systemd stops it: the bot must exit on its own (never killed), 0, with
@@ -97,9 +63,6 @@ class DeskProcess:
                                  f"SIGTERM (killed); log:\n{self.log()[-3000:]}") from None
         assert code == 0, f"`frontdesk run` exited {code} on SIGTERM; log:\n{self.log()[-3000:]}"
         assert self.log().count(STOPPED) > stopped, f"no stop line; log:\n{self.log()[-3000:]}"
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
 @pytest.fixture
