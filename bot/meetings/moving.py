@@ -35,7 +35,7 @@ class MeetingDesk(Protocol):
     @property
     def clock(self) -> Callable[[], float]: ...
 
-    def when_of(self, meeting: Meeting) -> str: ...
+    def owner_when(self, meeting: Meeting) -> str: ...
 
     def guest_when(self, meeting: Meeting) -> str: ...
 
@@ -88,8 +88,8 @@ async def book_move(desk: MeetingDesk, care: Aftercare, meeting: Meeting,
     by_hand = "" if desk.writer is not None else " No CalDAV calendar is set: please move it " \
         "by hand."
     await desk.tell_owner(meeting.platform, f"meeting-moved:{meeting.id}",
-                          f"Moved: the meeting with {name} from {desk.when_of(old)} to "
-                          f"{desk.when_of(booked)} (UID {uid}, sequence "
+                          f"Moved: the meeting with {name} from {desk.owner_when(old)} to "
+                          f"{desk.owner_when(booked)} (UID {uid}, sequence "
                           f"{care.extras.sequence(uid)}).{by_hand}")
     return await moved_outcome(desk, care, booked, old, uid)
 
@@ -109,6 +109,6 @@ async def moved_outcome(desk: MeetingDesk, care: Aftercare, meeting: Meeting, ol
         await care.tell_guest(meeting.platform, meeting.chat_id,
                               f"meeting-moved-guest:{meeting.id}", text, invite)
         return {"outcome": "booked", "uid": uid,
-                "reply": f"Moved ✓ {desk.when_of(meeting)}; the guest is told, with the "
+                "reply": f"Moved ✓ {desk.owner_when(meeting)}; the guest is told, with the "
                          "updated invitation."}
     return {"outcome": "booked", "uid": uid, "reply": text, "file": invite.to_json()}
