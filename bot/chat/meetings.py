@@ -131,7 +131,7 @@ class MeetingChat:
         for number, meeting in enumerate(found[:20], start=1):
             who = f" with {shown(one_line(meeting.guest_name, 64), 'markdown')}" \
                 if is_owner else ""
-            lines.append(f"{number}. {self._when(meeting, is_owner)}{who}: "
+            lines.append(f"{number}. {self.when_of(meeting, is_owner)}{who}: "
                          f"{shown(one_line(meeting.topic, 80), 'markdown') or '(no topic)'}")
             buttons += self.button_tokens.for_options(KIND, f"{CANCEL}{meeting.id}", "cancel",
                                                       [("Cancel", f"Cancel {number}")])
@@ -173,7 +173,7 @@ class MeetingChat:
         self.store.set_status(meeting.id, "cancelled", note="cancelled by "
                               + ("the owner" if by_owner else "the guest"),
                               only_from=("booked",))
-        what, theirs = self._when(meeting, True), self._when(meeting, False)
+        what, theirs = self.when_of(meeting, True), self.when_of(meeting, False)
         by_hand = "" if writer is not None else " Please remove it from your calendar by hand."
         care = self.desk.aftercare
         withdrawn = None  # the guest's calendar gets METHOD:CANCEL for the same UID
@@ -198,15 +198,12 @@ class MeetingChat:
                                        f"{by_hand}")
         return f"Cancelled: {what if by_owner else theirs}."
 
-    def _when(self, meeting: Meeting, for_owner: bool) -> str:
+    def when_of(self, meeting: Meeting, for_owner: bool = True) -> str:
         """The owner's zone first for the owner, the guest's first for the guest."""
         if meeting.slot is None:
             return "(no time)"
         view = self.desk.owner_when if for_owner else self.desk.guest_when
         return view(meeting)
-
-    def when_of(self, meeting: Meeting, for_owner: bool = True) -> str:
-        return self._when(meeting, for_owner)
 
 
 def meeting_json(meetings: list[Meeting]) -> list[dict[str, Any]]:

@@ -18,8 +18,7 @@ from typing import Any
 from bot.access.people import People
 from bot.config.settings import Settings
 from bot.config.text import shown
-from bot.meetings.aftercare import SOURCE
-from bot.meetings.aftercare import lead_setting as lead_text
+from bot.meetings.aftercare import still_to_fire
 from bot.meetings.extras import MeetingExtras
 from bot.meetings.store import Meeting, MeetingStore
 from bot.reminders.store import Reminders
@@ -34,7 +33,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         with open_database(settings.database) as db:  # the meetings and their extras
             found = MeetingStore(db).listing(limit=10_000)
             zones = People(db).zones()  # each guest's own zone, as they gave it
-            rows = [with_extras(m, MeetingExtras(db), Reminders(db), zones) for m in found]
+            extras, reminders = MeetingExtras(db), Reminders(db)
+            rows = [with_extras(m, extras, reminders, zones) for m in found]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return 0
@@ -59,14 +59,9 @@ def with_extras(meeting: Meeting, extras: MeetingExtras, reminders: Reminders,
     """A meeting's JSON with the guest's zone (``zones``: by scope, ``People.zones``), its
     link, SEQUENCE and the reminder lead times still to fire."""
     row = meeting.to_json()
-    uid = meeting.uid if meeting.status == "booked" else None
-    leads: list[str] = []
-    for pending in reminders.pending_sources(f"{SOURCE}{uid}:") if uid else []:
-        lead = str(pending.source).split(":")[-2].removesuffix("m")
-        if lead.isdigit() and lead_text(int(lead)) not in leads:
-            leads.append(lead_text(int(lead)))
     row.update(guest_zone=(zones or {}).get(meeting.guest),
                link=extras.link(meeting.uid) if meeting.uid else None,
                sequence=extras.sequence(meeting.uid) if meeting.uid else None,
-               reminders=leads)
+               reminders=still_to_fire(reminders, meeting.uid
+                                       if meeting.status == "booked" else None))
     return row

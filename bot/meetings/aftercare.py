@@ -148,11 +148,15 @@ class Aftercare(MeetingTimes):
 
     def still_to_fire(self, uid: str | None) -> list[str]:
         """The lead times still to fire ('1d', '15m'), each once, longest first."""
-        if self.reminders is None or not uid:
-            return []
-        leads: list[str] = []
-        for reminder in self.reminders.pending_sources(f"{SOURCE}{uid}:"):
-            lead = str(reminder.source).split(":")[-2].removesuffix("m")
-            if lead.isdigit() and lead_setting(int(lead)) not in leads:
-                leads.append(lead_setting(int(lead)))
-        return leads
+        return still_to_fire(self.reminders, uid) if self.reminders is not None else []
+
+
+def still_to_fire(reminders: ReminderBook, uid: str | None) -> list[str]:
+    """A meeting's lead times still to fire ('1d', '15m'), each once, longest first
+    (``frontdesk meetings --json`` reads them with no Aftercare)."""
+    leads: list[str] = []
+    for reminder in reminders.pending_sources(f"{SOURCE}{uid}:") if uid else []:
+        lead = str(reminder.source).split(":")[-2].removesuffix("m")
+        if lead.isdigit() and lead_setting(int(lead)) not in leads:
+            leads.append(lead_setting(int(lead)))
+    return leads

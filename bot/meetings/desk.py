@@ -229,8 +229,8 @@ class MeetingDesk(MeetingTimes):
         ics = self._event_bytes(meeting, uid)
         if self.writer is None:
             # the owner approved; a calendar unread just now adds no busy time here
-            if why := self._rule_broken(meeting, self._busy(slot.start, slot.end) or []):
-                return await self._conflict(meeting, why)
+            if why := self.rule_broken(meeting, self._busy(slot.start, slot.end) or []):
+                return await self.conflict(meeting, why)
             self.store.set_status(meeting_id, "booked", uid=uid)
             await self.tell_owner(meeting.platform, f"meeting-ics:{meeting_id}",
                                   f"Approved: {self.owner_when(meeting)}. No CalDAV calendar is "
@@ -270,8 +270,8 @@ class MeetingDesk(MeetingTimes):
         if not await self.writer.exists(uid):
             slot, pad = meeting.slot.utc(), timedelta(minutes=self.rules.buffer)
             busy = await self.writer.busy_now(slot.start - pad, slot.end + pad)
-            if why := self._rule_broken(meeting, busy):
-                return await self._conflict(meeting, why)
+            if why := self.rule_broken(meeting, busy):
+                return await self.conflict(meeting, why)
             await self.writer.create(uid, ics)  # False: it exists already, which is ours
         self.store.set_status(meeting.id, "booked", uid=uid)
         booked = self._meeting(meeting.id)
@@ -281,16 +281,18 @@ class MeetingDesk(MeetingTimes):
                               f"(UID {uid}).{self._join(uid)}")
         return self._booked(booked, uid, ics)
 
-    def _rule_broken(self, meeting: Meeting, busy: list[Busy]) -> str | None:
-        """At Book: the rules again, the notice counted from the hold, not from now."""
+    def rule_broken(self, meeting: Meeting, busy: list[Busy],
+                    old: Meeting | None = None) -> str | None:
+        """At Book: the rules again, the notice counted from the hold, not from now (``old``:
+        the booking a reschedule moves, whose own time is free to it)."""
         assert meeting.slot is not None
         if meeting.slot.start <= self.now():
             return "that time has passed"
         held_at = meeting.slot.utc().start - timedelta(hours=self.rules.notice_h)
-        return why_not(self.rules, meeting.slot, busy, self.store.taken(meeting.id),
-                       min(self.now(), held_at))
+        return why_not(self.rules, meeting.slot, *free_of_move(old, busy, self.store.taken(
+            meeting.id)), min(self.now(), held_at))
 
-    async def _conflict(self, meeting: Meeting, why: str) -> dict[str, Any]:
+    async def conflict(self, meeting: Meeting, why: str) -> dict[str, Any]:
         self.store.set_status(meeting.id, "conflict", note=why, only_from=("held",))
         await self.tell_owner(meeting.platform, f"meeting-conflict:{meeting.id}",
                               f"Not booked: {self.owner_when(meeting)} — {why}. Nothing was "
@@ -327,9 +329,6 @@ class MeetingDesk(MeetingTimes):
 
     def _join(self, uid: str) -> str:
         return self.aftercare.join_line(uid) if self.aftercare else ""
-
-    async def conflict(self, meeting: Meeting, why: str) -> dict[str, Any]:
-        return await self._conflict(meeting, why)
 
     def _nearby(self, slot: Slot) -> list[str]:
         """Busy stretches within an hour of the slot, as times only."""

@@ -10,9 +10,8 @@ notice goes out once per outbox key.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, Protocol
 
 from bot.calendar.writer import Busy, BusyTime, CalendarWriter
@@ -20,7 +19,7 @@ from bot.config.text import one_line, shown
 from bot.meetings.aftercare import Aftercare
 from bot.meetings.desk_parts import TellOwner
 from bot.meetings.invitation import stored_event
-from bot.meetings.slots import MeetingRules, Slot, why_not
+from bot.meetings.slots import MeetingRules, Slot
 from bot.meetings.store import Meeting, MeetingStore
 
 
@@ -36,15 +35,14 @@ class MeetingDesk(Protocol):
     @property
     def clock(self) -> Callable[[], float]: ...
 
-    def now(self) -> datetime: ...
-
-    def when_of(self, meeting: Meeting) -> str: ...
+    def owner_when(self, meeting: Meeting) -> str: ...
 
     def guest_when(self, meeting: Meeting) -> str: ...
 
-    async def conflict(self, meeting: Meeting, why: str) -> dict[str, Any]: ...
+    def rule_broken(self, meeting: Meeting, busy: list[Busy],
+                    old: Meeting | None = None) -> str | None: ...
 
-log = logging.getLogger(__name__)
+    async def conflict(self, meeting: Meeting, why: str) -> dict[str, Any]: ...
 
 
 def free_of_move(old: Meeting | None, busy: list[Busy],
@@ -56,16 +54,6 @@ def free_of_move(old: Meeting | None, busy: list[Busy],
     start, end = old.slot.start, old.slot.end
     return ([b for b in busy if not (b.start == start and b.end == end)],
             [s for s in taken if not (s.start == start and s.end == end)])
-
-
-def _rule_broken(desk: MeetingDesk, meeting: Meeting, old: Meeting,
-                 busy: list[Busy]) -> str | None:
-    assert meeting.slot is not None and old.slot is not None
-    if meeting.slot.start <= desk.now():
-        return "that time has passed"
-    busy, taken = free_of_move(old, busy, desk.store.taken(meeting.id))
-    held_at = meeting.slot.utc().start - timedelta(hours=desk.rules.notice_h)
-    return why_not(desk.rules, meeting.slot, busy, taken, min(desk.now(), held_at))
 
 
 async def book_move(desk: MeetingDesk, care: Aftercare, meeting: Meeting,
@@ -85,7 +73,7 @@ async def book_move(desk: MeetingDesk, care: Aftercare, meeting: Meeting,
         busy = await desk.writer.busy_now(slot.start - pad, slot.end + pad)
     else:
         busy = desk.busy_time.busy(meeting.slot.start, meeting.slot.end)
-    if why := _rule_broken(desk, meeting, old, busy):
+    if why := desk.rule_broken(meeting, busy, old):
         return await desk.conflict(meeting, why)
     care.extras.bump(uid, meeting.id)
     ics = stored_event(meeting, care.parts(uid, meeting), desk.clock())
@@ -100,8 +88,8 @@ async def book_move(desk: MeetingDesk, care: Aftercare, meeting: Meeting,
     by_hand = "" if desk.writer is not None else " No CalDAV calendar is set: please move it " \
         "by hand."
     await desk.tell_owner(meeting.platform, f"meeting-moved:{meeting.id}",
-                          f"Moved: the meeting with {name} from {desk.when_of(old)} to "
-                          f"{desk.when_of(booked)} (UID {uid}, sequence "
+                          f"Moved: the meeting with {name} from {desk.owner_when(old)} to "
+                          f"{desk.owner_when(booked)} (UID {uid}, sequence "
                           f"{care.extras.sequence(uid)}).{by_hand}")
     return await moved_outcome(desk, care, booked, old, uid)
 
@@ -121,6 +109,6 @@ async def moved_outcome(desk: MeetingDesk, care: Aftercare, meeting: Meeting, ol
         await care.tell_guest(meeting.platform, meeting.chat_id,
                               f"meeting-moved-guest:{meeting.id}", text, invite)
         return {"outcome": "booked", "uid": uid,
-                "reply": f"Moved ✓ {desk.when_of(meeting)}; the guest is told, with the "
+                "reply": f"Moved ✓ {desk.owner_when(meeting)}; the guest is told, with the "
                          "updated invitation."}
     return {"outcome": "booked", "uid": uid, "reply": text, "file": invite.to_json()}

@@ -36,7 +36,3 @@ class MeetingTimes:
             return "(no time yet)"
         return format_for_guest(meeting.slot.start, meeting.slot.end,
                                 self.guest_zone(meeting.guest), self.owner_zone)
-
-    def when_of(self, meeting: Meeting) -> str:
-        """What the owner reads (``bot.meetings.moving``)."""
-        return self.owner_when(meeting)

@@ -124,8 +124,7 @@ def format_for_guest(start: datetime, end: datetime, guest_zone: tzinfo | None,
     Berlin)``; in the owner's zone alone (``Tue 8 Dec 10:00–10:30 (Europe/Berlin)``) when the
     guest's is not known or shows the same time."""
     if guest_zone is None or same_clock(guest_zone, owner_zone, start):
-        first, last = start.astimezone(owner_zone), end.astimezone(owner_zone)
-        return f"{day_and_time(first)}–{last:%H:%M} ({zone_key(owner_zone)})"
+        return format_for_owner(start, end, owner_zone, None)
     first, last = start.astimezone(guest_zone), end.astimezone(guest_zone)
     theirs = start.astimezone(owner_zone)
     owner_at = f"{theirs:%H:%M}" if theirs.date() == first.date() else day_and_time(theirs)

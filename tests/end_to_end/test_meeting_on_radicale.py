@@ -5,11 +5,9 @@ Radicale server exactly once, and the guest's "Booked" carries the same event as
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import icalendar
-import pytest
 
 from tests.adapters.telegram.test_adapter_approvals import press, tokens
 from tests.fakes.radicale_server import RadicaleServer
@@ -31,11 +29,11 @@ END:VCALENDAR\r
 """
 
 
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegramServer]:
-    with FakeTelegramServer() as server:
-        server.add_chat(OWNER)  # the owner's private chat, where approvals go
-        yield server
+def caldav_env(radicale: RadicaleServer, url: str) -> dict[str, str]:
+    """The bot's settings for meetings on the Radicale calendar ``url``, any hour of the day."""
+    return {"FRONTDESK_MEETING_HOURS": "Mon-Sun 08:00-20:00", "FRONTDESK_CALDAV_URL": url,
+            "FRONTDESK_CALDAV_USERNAME": radicale.username,
+            "FRONTDESK_CALDAV_PASSWORD": radicale.password}
 
 
 def the_event(data: bytes) -> icalendar.Event:
@@ -47,10 +45,7 @@ def test_a_guest_books_on_telegram_and_the_event_is_on_radicale_once(
         telegram: FakeTelegramServer, radicale: RadicaleServer, tmp_path: Path) -> None:
     url = radicale.new_calendar()
     radicale.put_event(url, OWN_EVENT)  # the owner's own: the copy is kept on disk once read
-    bot = FrontdeskProcess(telegram, tmp_path, env={
-        "FRONTDESK_MEETING_HOURS": "Mon-Sun 08:00-20:00", "FRONTDESK_CALDAV_URL": url,
-        "FRONTDESK_CALDAV_USERNAME": radicale.username,
-        "FRONTDESK_CALDAV_PASSWORD": radicale.password})
+    bot = FrontdeskProcess(telegram, tmp_path, env=caldav_env(radicale, url))
     bot.start()
     try:
         bot.poll(lambda: list((tmp_path / "cache").glob("caldav-*.json")))  # the copy is read
@@ -91,10 +86,7 @@ def test_a_meet_owed_from_downtime_is_offered_times_once_the_calendar_is_read(
     url = radicale.new_calendar()
     radicale.put_event(url, OWN_EVENT)
     telegram.push_message(GUEST, GUEST, "/meet budget")  # sent while the bot was down
-    bot = FrontdeskProcess(telegram, tmp_path, env={
-        "FRONTDESK_MEETING_HOURS": "Mon-Sun 08:00-20:00", "FRONTDESK_CALDAV_URL": url,
-        "FRONTDESK_CALDAV_USERNAME": radicale.username,
-        "FRONTDESK_CALDAV_PASSWORD": radicale.password})
+    bot = FrontdeskProcess(telegram, tmp_path, env=caldav_env(radicale, url))
     bot.start()
     try:
         offer = bot.replies(GUEST, 1)[-1]

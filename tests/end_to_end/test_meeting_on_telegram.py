@@ -19,13 +19,6 @@ GUEST = ALLOWED[0]
 
 
 @pytest.fixture
-def telegram() -> Iterator[FakeTelegramServer]:
-    with FakeTelegramServer() as server:
-        server.add_chat(OWNER)  # the owner's private chat, where approvals go
-        yield server
-
-
-@pytest.fixture
 def bot(telegram: FakeTelegramServer, tmp_path: Path) -> Iterator[FrontdeskProcess]:
     process = FrontdeskProcess(telegram, tmp_path,
                                env={"FRONTDESK_MEETING_HOURS": "Mon-Sun 08:00-20:00"})

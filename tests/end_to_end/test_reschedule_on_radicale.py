@@ -9,14 +9,13 @@ cancels: the event is gone and the guest gets ``METHOD:CANCEL`` with ``STATUS:CA
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import icalendar
-import pytest
 
 from tests.adapters.telegram.test_adapter_approvals import press, tokens
-from tests.end_to_end.test_meeting_on_radicale import OWN_EVENT
+from tests.end_to_end.test_meeting_on_radicale import OWN_EVENT, caldav_env, the_event
 from tests.fakes.radicale_server import RadicaleServer
 from tests.fakes.telegram_server import FakeTelegramServer, SentMessage
 from tests.support.telegram_process import ALLOWED, OWNER, FrontdeskProcess
@@ -24,20 +23,8 @@ from tests.support.telegram_process import ALLOWED, OWNER, FrontdeskProcess
 GUEST = ALLOWED[0]
 
 
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegramServer]:
-    with FakeTelegramServer() as server:
-        server.add_chat(OWNER)  # the owner's private chat, where approvals go
-        yield server
-
-
 def calendar_of(data: bytes) -> icalendar.Calendar:
     return icalendar.Calendar.from_ical(data)
-
-
-def the_event(data: bytes) -> icalendar.Event:
-    [event] = calendar_of(data).walk("VEVENT")
-    return event
 
 
 def new_message(telegram: FakeTelegramServer, chat: int, seen: int,
@@ -64,9 +51,7 @@ def test_a_reschedule_moves_the_same_event_and_a_cancel_withdraws_it(
     url = radicale.new_calendar()
     radicale.put_event(url, OWN_EVENT)
     bot = FrontdeskProcess(telegram, tmp_path, env={
-        "FRONTDESK_MEETING_HOURS": "Mon-Sun 08:00-20:00", "FRONTDESK_CALDAV_URL": url,
-        "FRONTDESK_CALDAV_USERNAME": radicale.username,
-        "FRONTDESK_CALDAV_PASSWORD": radicale.password,
+        **caldav_env(radicale, url),
         "FRONTDESK_OWNER_EMAIL": "ann@example.org", "FRONTDESK_WRITES_PER_SECOND": "1000"})
     bot.start()
     try:

@@ -10,18 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.reminders.test_crash import wait_past
 from tests.support.crashing import finish, kill_when_ready, start_worker
 from tests.support.harness import GUEST, OWNER
 
 WORKER = Path(__file__).with_name("remind_worker.py")
-
-
-def wait_past(moment: float) -> None:
-    """Poll the clock (with a deadline) until ``moment`` has passed."""
-    deadline = time.monotonic() + 30
-    while time.time() <= moment:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
 
 
 def booked(tmp_path: Path, mode: str = "book") -> dict[str, Any]:
