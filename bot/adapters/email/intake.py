@@ -21,14 +21,14 @@ from dataclasses import replace
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
-from email.utils import getaddresses, parseaddr
+from email.utils import parseaddr
 
 from bot.adapters.base import Adapter
 from bot.adapters.chains import ChatChains
 from bot.adapters.email.adapter import PLATFORM, EmailAdapter
 from bot.adapters.email.mailbox import Head, Mailbox
 from bot.adapters.email.reading import read_in_worker
-from bot.adapters.email.rules import from_stranger, never_answer
+from bot.adapters.email.rules import from_stranger, never_answer, reply_to_differs
 from bot.adapters.email.threads import DONE, OPEN, TAKEN, Thread, Threads
 from bot.config.email_settings import EmailSettings
 from bot.messages import Accepted, Inbound, IncomingMessage
@@ -64,10 +64,8 @@ def headed(subject: str, text: str) -> str:
 
 def needs_approval(mail: EmailMessage, sender: str, settings: EmailSettings) -> bool:
     """A guest (not in FRONTDESK_EMAIL_ALLOWED), a forged domain (dmarc=fail), or a Reply-To
-    elsewhere than From: the answer is a draft the owner approves."""
-    reply_to = [address.lower() for _, address in getaddresses(mail.get_all("Reply-To", []))]
-    return (not settings.allows(sender) or from_stranger(mail)
-            or any(address and address != sender for address in reply_to))
+    elsewhere than From: the answer is a draft the owner approves. Headers only: the head's."""
+    return not settings.allows(sender) or from_stranger(mail) or reply_to_differs(mail)
 
 
 def stop_if_cancelled() -> None:
@@ -165,7 +163,6 @@ class EmailIntake:
         if raw is None:
             self.threads.take_uid(validity, uid, DONE)
             return
-        whole = await asyncio.to_thread(parse, raw)
         text = await read_in_worker(raw, self.max_bytes)
         message = IncomingMessage(
             platform=PLATFORM, chat_id=thread.address, message_id=message_id,
@@ -174,7 +171,7 @@ class EmailIntake:
             attachments=self.adapter.files.keep(validity, uid, text.attachments))
         # A draft the owner approves; never for a mail that is never answered (its urgent
         # notice still reaches the owner: a draft to a no-reply address helps no one).
-        if not thread.never and needs_approval(whole, thread.address, self.settings):
+        if not thread.never and needs_approval(mail, thread.address, self.settings):
             message = replace(message, needs_approval=True, reply_to=thread.reply_to)
         with self.threads.cursors.together():
             accepted = self.desk.accept(message)
