@@ -210,7 +210,6 @@ class EmailIntake:
         self.to_mark.append((thread.uidvalidity, thread.uid, thread))
         self.wake.set()
 
-
     async def drain(self) -> None:
         """Stop answering (a stop), then mark what was answered, for a few seconds at most.
 
@@ -219,9 +218,7 @@ class EmailIntake:
         So it is cancelled, like Telegram's: its mail stays open and unseen, and is answered
         once after the next start. One whose answer left is marked seen and closed now (else
         the next start's first reply to its sender was threaded under it)."""
-        for task in list(self.chains.tasks):
-            task.cancel()
-        await asyncio.gather(*self.chains.tasks, return_exceptions=True)
+        await self.chains.cancel()
         try:
             self.mailbox.end_idle()
             await asyncio.wait_for(self.mark_answered(), MARK_AT_STOP_S)
