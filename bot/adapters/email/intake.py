@@ -45,12 +45,12 @@ def parse(raw: bytes) -> EmailMessage:
     return mail
 
 
-def message_id_of(mail: EmailMessage, uidvalidity: str, uid: int) -> str:
+def message_id_of(mail: EmailMessage) -> str:
     """The mail's Message-ID; one made of its headers when it has none (the same each time)."""
     given = str(mail.get("Message-ID", "")).strip()
     if given:
         return given
-    digest = hashlib.sha256(bytes(mail.as_bytes()[:4096])).hexdigest()[:24]
+    digest = hashlib.sha256(mail.as_bytes()[:4096]).hexdigest()[:24]
     return f"<no-id.{digest}@frontdesk>"
 
 
@@ -113,8 +113,8 @@ class EmailIntake:
 
     async def mark_answered(self) -> None:
         while self.to_mark:
-            validity, place = self.to_mark[0][0], self.to_mark[0][1:]
-            uid, thread = place
+            validity, uid = self.to_mark[0][:2]
+            thread = self.to_mark[0][2]
             if validity == self.mailbox.uidvalidity:
                 await self.mailbox.mark_seen(uid)
             self.adapter.files.forget(validity, uid)
@@ -140,7 +140,7 @@ class EmailIntake:
             self.threads.take_uid(validity, uid, DONE)
             return
         mail = parse(head.header)
-        message_id = message_id_of(mail, validity, uid)
+        message_id = message_id_of(mail)
         known = self.threads.mail(message_id)
         if known is not None:  # the same mail again: answered once, only marked
             log.info("email %s arrived again (UID %s/%s); not answered twice", message_id,
