@@ -34,3 +34,9 @@ class ChatChains:
                 del self.latest[chat]
 
         task.add_done_callback(done)
+
+    async def cancel(self) -> None:
+        """Cancel every job not finished (a stop) and wait until they have ended."""
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)

@@ -56,9 +56,8 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _host(name: str, raw: str | None, fallback: str | None) -> str:
-    text = raw or fallback
-    if text is None:
+def _host(name: str, text: str | None) -> str:
+    if not text:
         raise ValueError(f"{name} is not set: FRONTDESK_EMAIL_ADDRESS is, so the desk needs "
                          "its mail server's host name, e.g. imap.fastmail.com (docs/email.md)")
     if not _HOST.fullmatch(text):
@@ -89,8 +88,8 @@ def email_settings(get: Callable[[str], str | None]) -> EmailSettings | None:
     if not _ADDRESS.fullmatch(address):
         raise ValueError(f"{values.shown('FRONTDESK_EMAIL_ADDRESS', address)} is not an email "
                          "address, e.g. desk@example.com")
-    imap_host = _host("FRONTDESK_EMAIL_IMAP_HOST", get("FRONTDESK_EMAIL_IMAP_HOST"), None)
-    smtp_host = _host("FRONTDESK_EMAIL_SMTP_HOST", get("FRONTDESK_EMAIL_SMTP_HOST"), None)
+    imap_host = _host("FRONTDESK_EMAIL_IMAP_HOST", get("FRONTDESK_EMAIL_IMAP_HOST"))
+    smtp_host = _host("FRONTDESK_EMAIL_SMTP_HOST", get("FRONTDESK_EMAIL_SMTP_HOST"))
     security = values.choice("FRONTDESK_EMAIL_SECURITY", get("FRONTDESK_EMAIL_SECURITY"),
                              SECURITY_MODES, "tls") or "tls"
     if security == "none" and not (is_loopback(imap_host) and is_loopback(smtp_host)):

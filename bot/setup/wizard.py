@@ -167,7 +167,7 @@ class Wizard:
                              or_default(check(f"FRONTDESK_EMAIL_{kind}_PORT"), port),
                              allow_empty=True)
         self.until_valid(f"Login name [{address}]: ",
-                         lambda raw: check("FRONTDESK_EMAIL_USERNAME")(raw or address),
+                         or_default(check("FRONTDESK_EMAIL_USERNAME"), address),
                          allow_empty=True)
 
         def log_in(password: str) -> str:

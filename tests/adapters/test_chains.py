@@ -42,3 +42,18 @@ async def test_ten_thousand_chats_leave_no_entry_behind() -> None:
     while chains.tasks:
         await asyncio.gather(*list(chains.tasks))
     assert chains.latest == {} and chains.tasks == set()
+
+
+async def test_cancel_ends_every_unfinished_job() -> None:
+    chains = ChatChains()
+    never = asyncio.Event()
+    ran: list[str] = []
+
+    async def waits() -> None:
+        await never.wait()
+        ran.append("waited")
+
+    chains.add("a", waits)
+    chains.add("a", waits)
+    await chains.cancel()
+    assert chains.tasks == set() and chains.latest == {} and ran == []

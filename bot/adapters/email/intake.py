@@ -21,14 +21,14 @@ from dataclasses import replace
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
-from email.utils import getaddresses, parseaddr
+from email.utils import parseaddr
 
 from bot.adapters.base import Adapter
 from bot.adapters.chains import ChatChains
 from bot.adapters.email.adapter import PLATFORM, EmailAdapter
 from bot.adapters.email.mailbox import Head, Mailbox
 from bot.adapters.email.reading import read_in_worker
-from bot.adapters.email.rules import from_stranger, never_answer
+from bot.adapters.email.rules import from_stranger, never_answer, reply_to_differs
 from bot.adapters.email.threads import DONE, OPEN, TAKEN, Thread, Threads
 from bot.config.email_settings import EmailSettings
 from bot.messages import Accepted, Inbound, IncomingMessage
@@ -45,12 +45,12 @@ def parse(raw: bytes) -> EmailMessage:
     return mail
 
 
-def message_id_of(mail: EmailMessage, uidvalidity: str, uid: int) -> str:
+def message_id_of(mail: EmailMessage) -> str:
     """The mail's Message-ID; one made of its headers when it has none (the same each time)."""
     given = str(mail.get("Message-ID", "")).strip()
     if given:
         return given
-    digest = hashlib.sha256(bytes(mail.as_bytes()[:4096])).hexdigest()[:24]
+    digest = hashlib.sha256(mail.as_bytes()[:4096]).hexdigest()[:24]
     return f"<no-id.{digest}@frontdesk>"
 
 
@@ -64,10 +64,8 @@ def headed(subject: str, text: str) -> str:
 
 def needs_approval(mail: EmailMessage, sender: str, settings: EmailSettings) -> bool:
     """A guest (not in FRONTDESK_EMAIL_ALLOWED), a forged domain (dmarc=fail), or a Reply-To
-    elsewhere than From: the answer is a draft the owner approves."""
-    reply_to = [address.lower() for _, address in getaddresses(mail.get_all("Reply-To", []))]
-    return (not settings.allows(sender) or from_stranger(mail)
-            or any(address and address != sender for address in reply_to))
+    elsewhere than From: the answer is a draft the owner approves. Headers only: the head's."""
+    return not settings.allows(sender) or from_stranger(mail) or reply_to_differs(mail)
 
 
 def stop_if_cancelled() -> None:
@@ -115,8 +113,8 @@ class EmailIntake:
 
     async def mark_answered(self) -> None:
         while self.to_mark:
-            validity, place = self.to_mark[0][0], self.to_mark[0][1:]
-            uid, thread = place
+            validity, uid = self.to_mark[0][:2]
+            thread = self.to_mark[0][2]
             if validity == self.mailbox.uidvalidity:
                 await self.mailbox.mark_seen(uid)
             self.adapter.files.forget(validity, uid)
@@ -142,7 +140,7 @@ class EmailIntake:
             self.threads.take_uid(validity, uid, DONE)
             return
         mail = parse(head.header)
-        message_id = message_id_of(mail, validity, uid)
+        message_id = message_id_of(mail)
         known = self.threads.mail(message_id)
         if known is not None:  # the same mail again: answered once, only marked
             log.info("email %s arrived again (UID %s/%s); not answered twice", message_id,
@@ -165,7 +163,6 @@ class EmailIntake:
         if raw is None:
             self.threads.take_uid(validity, uid, DONE)
             return
-        whole = await asyncio.to_thread(parse, raw)
         text = await read_in_worker(raw, self.max_bytes)
         message = IncomingMessage(
             platform=PLATFORM, chat_id=thread.address, message_id=message_id,
@@ -174,7 +171,7 @@ class EmailIntake:
             attachments=self.adapter.files.keep(validity, uid, text.attachments))
         # A draft the owner approves; never for a mail that is never answered (its urgent
         # notice still reaches the owner: a draft to a no-reply address helps no one).
-        if not thread.never and needs_approval(whole, thread.address, self.settings):
+        if not thread.never and needs_approval(mail, thread.address, self.settings):
             message = replace(message, needs_approval=True, reply_to=thread.reply_to)
         with self.threads.cursors.together():
             accepted = self.desk.accept(message)
@@ -213,7 +210,6 @@ class EmailIntake:
         self.to_mark.append((thread.uidvalidity, thread.uid, thread))
         self.wake.set()
 
-
     async def drain(self) -> None:
         """Stop answering (a stop), then mark what was answered, for a few seconds at most.
 
@@ -222,9 +218,7 @@ class EmailIntake:
         So it is cancelled, like Telegram's: its mail stays open and unseen, and is answered
         once after the next start. One whose answer left is marked seen and closed now (else
         the next start's first reply to its sender was threaded under it)."""
-        for task in list(self.chains.tasks):
-            task.cancel()
-        await asyncio.gather(*self.chains.tasks, return_exceptions=True)
+        await self.chains.cancel()
         try:
             self.mailbox.end_idle()
             await asyncio.wait_for(self.mark_answered(), MARK_AT_STOP_S)

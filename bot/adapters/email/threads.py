@@ -92,8 +92,7 @@ class Threads:
         with self.cursors.together():
             self.cursors.set(f"email:mail:{thread.message_id}",
                              replace(thread, state=DONE).to_text())
-            waiting = [id_ for id_ in self._open_ids(thread.address) if id_ != thread.message_id]
-            self.cursors.set(f"email:open:{thread.address}", json.dumps(waiting))
+            self.answered(thread)
             self.take_uid(thread.uidvalidity, thread.uid, DONE)
 
     def still_open(self) -> list[Thread]:

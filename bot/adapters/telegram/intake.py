@@ -123,12 +123,9 @@ class Intake:
             else:
                 log.exception("answering a Telegram update failed")
 
-
     async def drain(self) -> None:
         """Stop answering (what was recorded is answered after the next start)."""
-        for task in list(self.chains.tasks):
-            task.cancel()
-        await asyncio.gather(*self.chains.tasks, return_exceptions=True)
+        await self.chains.cancel()
 
     async def idle(self) -> None:
         """Wait until every dispatched update has been answered (tests, the bench)."""
