@@ -76,7 +76,8 @@ $(VENV)/.bench-installed: $(STAMP)
 	touch $@
 
 # Every benchmark in bench/, but not the modules they share (set-ups, fakes, the old rules).
-BENCH_SHARED := bench/chaos_fakes.py bench/frontdesk_run.py bench/legacy_intent_rules.py bench/soak_run.py
+BENCH_SHARED := bench/chaos_fakes.py bench/chaos_report.py bench/frontdesk_run.py \
+  bench/legacy_intent_rules.py bench/legacy_intent_words.py bench/soak_run.py bench/writes.py
 bench: $(VENV)/.bench-installed
 	for b in $(filter-out $(BENCH_SHARED),$(wildcard bench/*.py)); do \
 	  echo "== $$b"; $(PY) $$b || exit 1; done
