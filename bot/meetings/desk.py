@@ -226,7 +226,8 @@ class MeetingDesk(MeetingTimes):
             return await book_move(self, self.aftercare, meeting, moved)
         if meeting.status == "booked" and not moved:  # a replay after the record: tell only
             return self._booked(meeting, uid)
-        ics = self._event_bytes(meeting, uid)
+        # a move rewrites the booked event under its own UID: no event (nor link) for this one
+        ics = b"" if moved else self._event_bytes(meeting, uid)
         if self.writer is None:
             # the owner approved; a calendar unread just now adds no busy time here
             if why := self.rule_broken(meeting, self._busy(slot.start, slot.end) or []):

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 import icalendar
 
+from bot.meetings.event import uid_for
 from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, Desk, DeskFactory
 from tests.meetings.test_invitation import book
 
@@ -102,3 +103,21 @@ async def test_a_move_may_overlap_or_follow_its_own_old_time(make_desk: DeskFact
     assert desk.calendar is not None
     [after] = desk.calendar.ours()
     assert datetime.fromisoformat(after["start"]) == later and after["uid"] == old.uid
+
+
+async def test_a_move_keeps_its_link_and_chooses_none_for_the_request(
+        make_desk: DeskFactory) -> None:
+    desk = await make_desk(FRONTDESK_MEETING_LINK="jitsi")
+    await book(desk)
+    assert desk.calendar is not None
+    [before] = desk.calendar.ours()
+    care = desk.app.meetings.desk.aftercare
+    assert care is not None
+    link = care.extras.link(before["uid"])
+    assert link is not None
+    await press_reschedule(desk, OWNER)
+    assert (await desk.press(desk.adapter.last_buttons(OWNER_CHAT)[0], OWNER)).accepted
+    request = next(m for m in desk.app.meetings.store.listing() if m.status == "booked")
+    assert request.uid == before["uid"] and care.extras.link(before["uid"]) == link
+    assert care.extras.link(uid_for(request.id)) is None  # the request's own UID goes unused
+    assert any(t.startswith("Moved:") and link in t for t in desk.to(GUEST))
