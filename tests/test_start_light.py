@@ -10,12 +10,13 @@ first used; a top-level import that brings one back to the start fails here by n
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.child_process import clean_env
 
 ROOT = Path(__file__).resolve().parent.parent
 # Measured at start before they were deferred, with what each is for.
@@ -58,11 +59,9 @@ CHEAP = ["bot.media.attachments", "bot.media.documents", "bot.media.images",
 
 def loaded_modules(script: str, home: Path) -> set[str]:
     """The modules a fresh interpreter holds after running ``script``."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_"))}
-    env.update({"FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
-                "TELEGRAM_BOT_TOKEN": "123456:TEST-token", "TELEGRAM_OWNER_ID": "42",
-                "PYTHONPATH": str(ROOT)})
+    env = clean_env(FRONTDESK_HOME=str(home), FRONTDESK_MODEL_PROVIDER="offline",
+                    TELEGRAM_BOT_TOKEN="123456:TEST-token", TELEGRAM_OWNER_ID="42",
+                    PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", script], env=env, cwd=home,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -4,18 +4,16 @@ kept for next time."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from tests.support.child_process import clean_env
 from tests.support.terminal import Terminal
 
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 UP = b"\x1b[A"
 
 
 def test_history_and_ctrl_c(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
-    env.update({"FRONTDESK_HOME": str(tmp_path / "home"), "TERM": "dumb"})
+    env = clean_env(FRONTDESK_HOME=str(tmp_path / "home"), TERM="dumb")
     with Terminal(["run"], cwd=tmp_path, env=env) as term:
         term.expect("you are the owner")
         term.expect("> ")

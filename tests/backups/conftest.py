@@ -13,19 +13,16 @@ from pathlib import Path
 
 from bot.schema import ordered_migrations
 from sqlitedb import connect, migrate
+from tests.support.child_process import clean_env as without_foreign
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 NEWER = "9.9.9"  # the version said to have written a 'newer' database
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """The developer's own settings out; this home and the offline model in."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
-    env.update({"FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
-                "FRONTDESK_MERGE_WINDOW": "0", "PYTHONPATH": str(ROOT)})
-    env.update(extra)
-    return env
+    return without_foreign(**{"FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline",
+                              "FRONTDESK_MERGE_WINDOW": "0", "PYTHONPATH": str(ROOT), **extra})
 
 
 def frontdesk(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from datetime import datetime
@@ -12,13 +11,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from tests.calendar.conftest import ICS, UNPARSEABLE, WINDOWS
+from tests.support.child_process import clean_env
 
 
 def agenda(tmp_path: Path, *args: str, env: dict[str, str] | None = None
            ) -> subprocess.CompletedProcess[str]:
     """Run the real console entry point in a clean directory and environment."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("FRONTDESK_", "TZ"))}
-    base["FRONTDESK_HOME"] = str(tmp_path / "home")
+    base = clean_env("TZ", FRONTDESK_HOME=str(tmp_path / "home"))  # TZ: the machine's zone too
     return subprocess.run([sys.executable, "-m", "bot.cli.main", "agenda", *args], cwd=tmp_path,
                           env={**base, **(env or {})}, capture_output=True, text=True,
                           timeout=60)

@@ -22,7 +22,7 @@ from bot.models.costs import SpendLog
 from bot.schema import open_database
 from tests.fakes.openai_server import FakeOpenAIServer, hung_reply, text_reply
 from tests.fakes.scripted_server import RecordedRequest, ScriptedReply
-from tests.support.telegram_process import FOREIGN
+from tests.support.child_process import FOREIGN, clean_env
 
 CONTRACT = {"n", "accuracy", "per_route", "confusion", "calls", "cost_usd", "p50_ms", "p99_ms",
             "wrong"}
@@ -194,11 +194,10 @@ def test_ctrl_c_prints_what_was_measured_so_far(tmp_path: Path) -> None:
             {"text": "what is on my agenda?", "route": "full_agent"},
             *({"text": f"slow message {n}", "route": "full_agent"} for n in range(4))]
     path = write_set(tmp_path / "set.jsonl", rows)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
     with FakeOpenAIServer() as server:
         server.responder = answer_by_text
-        env.update({"FRONTDESK_HOME": str(tmp_path / "home"), "OPENAI_BASE_URL": server.base_url,
-                    "OPENAI_API_KEY": "sk-eval-test-key"})
+        env = clean_env(FRONTDESK_HOME=str(tmp_path / "home"), OPENAI_BASE_URL=server.base_url,
+                        OPENAI_API_KEY="sk-eval-test-key")
         process = subprocess.Popen([sys.executable, "-m", "bot.cli.main", "eval", str(path),
                                     "--json"], cwd=tmp_path, env=env, text=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,11 +9,11 @@ from pathlib import Path
 from memory.notes import Memory
 from memory.schema import MIGRATIONS
 from sqlitedb.database import Database
+from tests.support.child_process import clean_env
 
 
 def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
-    env["FRONTDESK_HOME"] = str(tmp_path / "home")
+    env = clean_env(FRONTDESK_HOME=str(tmp_path / "home"))
     return subprocess.run([sys.executable, "-m", "bot.cli.main", "memory", *args], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=60)
 

@@ -4,7 +4,6 @@ traceback."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from datetime import time
@@ -13,15 +12,14 @@ from pathlib import Path
 import pytest
 
 from bot.config.settings import Settings
+from tests.support.child_process import clean_env
 
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 SECRET = "s3cr3t-value-never-shown"
 
 
 def frontdesk(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """`frontdesk ARGS` in ``tmp_path`` (no .env) with only these Frontdesk variables."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
-    clean.update({"FRONTDESK_HOME": str(tmp_path / "home"), **env})
+    clean = clean_env(**{"FRONTDESK_HOME": str(tmp_path / "home"), **env})
     return subprocess.run([sys.executable, "-m", "bot.cli.main", *args], cwd=tmp_path, env=clean,
                           capture_output=True, text=True, timeout=60)
 

@@ -4,7 +4,6 @@ unless a token is set explicitly, and the CLI and `frontdesk run` refusing an un
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -25,6 +24,7 @@ from bot.dashboard.server import (
 )
 from graphs.runs.reading import RunReading
 from tests.dashboard.conftest import Desk, Site
+from tests.support.child_process import clean_env
 
 TOKEN = "s3cret-token-for-tests-only"
 VENV_BIN = Path(sys.executable).parent
@@ -157,9 +157,7 @@ async def start_cli_dashboard(home: Path) -> tuple[asyncio.subprocess.Process, s
 
 
 def cli_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FRONTDESK_", "ANTHROPIC",
-                                                                     "OPENAI"))}
-    return {**env, "FRONTDESK_HOME": str(home), "FRONTDESK_MODEL_PROVIDER": "offline"}
+    return clean_env(FRONTDESK_HOME=str(home), FRONTDESK_MODEL_PROVIDER="offline")
 
 
 async def test_the_cli_refuses_a_public_host_without_a_token(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from bot.cli.main import main
 from tests.dashboard.cdp import Chromium
-from tests.support.telegram_process import FOREIGN
+from tests.support.child_process import FOREIGN
 
 HOSTILE = '<script>document.title = "owned"</script><img src=x onerror=alert(1)> hi &amp;'
 ROWS = [{"text": "hello there!", "route": "quick_reply"},

@@ -4,7 +4,6 @@ too long to hold, an id near the top; and note text shown on the terminal only s
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from memory.schema import MIGRATIONS
 from memory.scopes import LAST_NUMBER, MAX_ID, STRIDE
 from sqlitedb.database import Database
 from tests.memory.test_memory_transfer import GOOD, frontdesk, notes
+from tests.support.child_process import clean_env
 
 
 def header(count: int) -> str:
@@ -97,8 +97,7 @@ print(json.dumps([done.returncode, done.stderr,
 
 def measured_import(home: Path, file: Path) -> tuple[int, str, int]:
     """``frontdesk memory import FILE`` on ``home``: exit status, stderr, peak RSS in KiB."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
-    env["FRONTDESK_HOME"] = str(home)
+    env = clean_env(FRONTDESK_HOME=str(home))
     done = subprocess.run([sys.executable, "-c", MEASURE, sys.executable, "-m", "bot.cli.main",
                            "memory", "import", str(file)], cwd=home.parent, env=env,
                           capture_output=True, text=True, timeout=120, check=True)

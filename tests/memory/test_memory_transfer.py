@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from memory.notes import Memory
 from memory.schema import MIGRATIONS
 from memory.scopes import STRIDE
 from sqlitedb.database import Database
+from tests.support.child_process import clean_env
 
 Note = tuple[int, str, str, float]  # id, scope, text, created_at
 
@@ -28,8 +28,7 @@ GOOD = ['{"format": "frontdesk-notes", "version": 1, "exported_at": 1.0, "notes"
 def frontdesk(home: Path, *args: str, stdin: str | None = None, timeout: float = 120,
               ) -> subprocess.CompletedProcess[str]:
     """``frontdesk memory ARGS`` on ``home``, as a user would run it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
-    env["FRONTDESK_HOME"] = str(home)
+    env = clean_env(FRONTDESK_HOME=str(home))
     return subprocess.run([sys.executable, "-m", "bot.cli.main", "memory", *args],
                           cwd=home.parent, env=env, input=stdin, capture_output=True,
                           text=True, timeout=timeout)
@@ -242,8 +241,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 def peak_memory_of_export(home: Path, out: Path) -> int:
     """Run ``frontdesk memory export`` on ``home`` into ``out``; its peak resident set (KiB)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
-    env["FRONTDESK_HOME"] = str(home)
+    env = clean_env(FRONTDESK_HOME=str(home))
     done = subprocess.run([sys.executable, "-c", MEASURE, str(out), sys.executable, "-m",
                            "bot.cli.main", "memory", "export"], cwd=home.parent, env=env,
                           capture_output=True, text=True, timeout=120, check=True)

@@ -14,8 +14,7 @@ import pytest
 from bot.config.logs import stderr_is_journal, under_service_manager
 from bot.service.notify import notify
 from tests.service.systemd_tools import NotifyListener
-
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
+from tests.support.child_process import clean_env
 
 
 @pytest.fixture
@@ -65,8 +64,7 @@ def test_a_terminal_inside_a_desktop_service_is_still_a_terminal() -> None:
 
 
 def test_run_under_systemd_without_a_token_says_so_in_one_line(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
-    env.update({"FRONTDESK_HOME": str(tmp_path), "INVOCATION_ID": "0123456789abcdef"})
+    env = clean_env(FRONTDESK_HOME=str(tmp_path), INVOCATION_ID="0123456789abcdef")
     done = subprocess.run([sys.executable, "-m", "bot.cli.main", "run"], env=env, cwd=tmp_path,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=60)

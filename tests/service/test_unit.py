@@ -7,7 +7,6 @@ needed); a user unit goes where ``XDG_CONFIG_HOME`` says, a system unit into a s
 
 from __future__ import annotations
 
-import os
 import pwd
 import subprocess
 import sys
@@ -20,13 +19,13 @@ from bot.cli.service import install, uninstall
 from bot.config.settings import Settings
 from bot.service.unit import TIMEOUT_STOP_S, UnitPlan, exec_line, render, run_command
 from tests.service.systemd_tools import verify
+from tests.support.child_process import clean_env
 
 FRONTDESK = Path(sys.executable).parent / "frontdesk"  # the console script of this venv
 SECRETS = {"TELEGRAM_BOT_TOKEN": "123456:AAH-telegram-secret-token",
            "DISCORD_BOT_TOKEN": "MTIz.discord-secret-token.xyz",
            "OPENAI_API_KEY": "sk-openai-secret-key-0001",
            "ANTHROPIC_API_KEY": "sk-ant-secret-key-0002"}
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_", "XDG_")
 
 
 def workdir_with_env(tmp_path: Path, extra: str = "") -> Path:
@@ -39,8 +38,7 @@ def workdir_with_env(tmp_path: Path, extra: str = "") -> Path:
 
 
 def frontdesk(work: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
-    return subprocess.run([str(FRONTDESK), *args], cwd=work, env={**base, **env},
+    return subprocess.run([str(FRONTDESK), *args], cwd=work, env=clean_env("XDG_", **env),
                           capture_output=True, text=True, timeout=60)
 
 

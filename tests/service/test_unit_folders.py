@@ -18,15 +18,14 @@ from pathlib import Path
 import pytest
 
 from tests.service.systemd_tools import verify
+from tests.support.child_process import clean_env
 
 FRONTDESK = Path(sys.executable).parent / "frontdesk"
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_", "XDG_")
 
 
 def install_from(work: Path | bytes, config: Path) -> subprocess.CompletedProcess[str]:
     """``frontdesk service install --user`` run in ``work``, as a user would."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
-    env = {**base, "XDG_CONFIG_HOME": str(config)}
+    env = clean_env("XDG_", XDG_CONFIG_HOME=str(config))
     return subprocess.run([str(FRONTDESK), "service", "install", "--user"], cwd=work, env=env,
                           capture_output=True, text=True, timeout=60)
 

@@ -4,7 +4,6 @@ the problem and its fix; exit 0 when all are ok, 1 otherwise."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,16 +16,15 @@ from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.discord_server import OWNER_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import FakeTelegramServer
+from tests.support.child_process import clean_env
 from tests.support.harness import event_around_now
 
-_FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 OWNER = 42
 KEY = "sk-doctor-test-key-0001"
 
 
 def doctor(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
-    clean.update({"FRONTDESK_HOME": str(tmp_path / "home"), **env})
+    clean = clean_env(**{"FRONTDESK_HOME": str(tmp_path / "home"), **env})
     return subprocess.run([sys.executable, "-m", "bot.cli.main", "doctor", *extra], cwd=tmp_path,
                           env=clean, capture_output=True, text=True, timeout=60)
 

@@ -18,9 +18,11 @@ T = TypeVar("T")
 FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 
 
-def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without the FOREIGN settings, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
+def clean_env(*more_prefixes: str, **extra: str) -> dict[str, str]:
+    """This process's environment without the FOREIGN settings (nor any whose name starts
+    with one of ``more_prefixes``, e.g. "TZ" or "XDG_"), plus ``extra``."""
+    dropped = FOREIGN + more_prefixes
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env.update(extra)
     return env
 

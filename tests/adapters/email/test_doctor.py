@@ -3,19 +3,18 @@ the other platforms working."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.fakes.telegram_server import FakeTelegramServer
+from tests.support.child_process import clean_env
 from tests.support.mail_servers import PASSWORD, Dovecot, Smtp, email_env
-from tests.support.telegram_process import FOREIGN, OWNER, FrontdeskProcess
+from tests.support.telegram_process import OWNER, FrontdeskProcess
 
 
 def doctor(home: Path, env: dict[str, str]) -> tuple[int, str]:
-    run_env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
-    run_env.update({"FRONTDESK_HOME": str(home), **env})
+    run_env = clean_env(**{"FRONTDESK_HOME": str(home), **env})
     done = subprocess.run([sys.executable, "-m", "bot.cli.main", "doctor"], env=run_env,
                           capture_output=True, text=True, timeout=60)
     return done.returncode, done.stdout + done.stderr

@@ -8,7 +8,6 @@ outbox's mark can cause.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from bot.delivery.ledger import ledger_stores
 from bot.schema import open_database
 from tests.fakes.telegram_server import FakeTelegramServer
+from tests.support.child_process import clean_env
 from tests.support.telegram_process import ALLOWED, OWNER, STRANGER, FrontdeskProcess
 
 FRIEND = ALLOWED[0]
@@ -31,9 +31,8 @@ def inbox(home: Path) -> dict[str, tuple[str, str | None]]:
 
 
 def runs_output(home: Path) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
-    env["FRONTDESK_HOME"] = str(home)
-    done = subprocess.run([sys.executable, "-m", "bot.cli.main", "runs"], env=env, cwd=home,
+    done = subprocess.run([sys.executable, "-m", "bot.cli.main", "runs"],
+                          env=clean_env(FRONTDESK_HOME=str(home)), cwd=home,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
