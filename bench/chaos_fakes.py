@@ -17,7 +17,6 @@ Usage::
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -29,12 +28,11 @@ from typing import Any, Protocol
 from tests.fakes.discord_server import OWNER_ID as DISCORD_OWNER
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.telegram_server import FakeTelegramServer
+from tests.support.child_process import clean_env
 
 REPO = Path(__file__).resolve().parent.parent
 TELEGRAM_OWNER = 42  # the owners write nothing: every sender is an allowed person
 TELEGRAM_FIRST_USER = 7001
-# Variables of the developer's own set-up that must not leak into the bot under test.
-FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
 
 
 class Chat(Protocol):
@@ -181,7 +179,7 @@ class ChaosWorld:
         """The bot's environment: both platforms on loopback, offline model, one home."""
         telegram_ids = [str(c.user_id) for c in self.chats if isinstance(c, TelegramChat)]
         discord_ids = [str(c.user["id"]) for c in self.chats if isinstance(c, DiscordChat)]
-        env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
+        env = clean_env()  # none of the developer's own set-up leaks into the bot under test
         env.update({
             "TELEGRAM_BOT_TOKEN": self.telegram.token,
             "TELEGRAM_BASE_URL": self.telegram.base_url,

@@ -20,7 +20,6 @@ Usage::
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -28,15 +27,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # only named: run alone (``make bench`` runs every file) it does nothing
+# clean_env: imported from here by bench/telegram.py and bench/soak_run.py
+from tests.support.child_process import clean_env as clean_env
+
+if TYPE_CHECKING:  # only named, in annotations: the benches import the fake themselves
     from tests.fakes.telegram_server import FakeTelegramServer
-
-FOREIGN = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
-
-
-def clean_env() -> dict[str, str]:
-    """The shell's environment without any setting of Frontdesk's or of its providers."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
 
 
 def start_frontdesk(api: FakeTelegramServer, home: Path,

@@ -38,6 +38,7 @@ sys.path.remove(str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fakes.telegram_server import FakeTelegramServer
+from tests.support.child_process import clean_env
 
 # Libraries that answering a text message does not need; any of them loaded at start is a cost.
 HEAVY = ("PIL", "pypdf", "mcp", "cryptography", "jwt", "pydantic", "discord", "aiohttp.web",
@@ -59,11 +60,6 @@ class Sample:
     time: float
     cpu: float
     memory: float
-
-
-def clean_env() -> dict[str, str]:
-    foreign = ("FRONTDESK_", "TELEGRAM_", "DISCORD_", "OPENAI_", "ANTHROPIC_")
-    return {k: v for k, v in os.environ.items() if not k.startswith(foreign)}
 
 
 def cpu_s(pid: int) -> float:
