@@ -92,14 +92,23 @@ class Mailbox:
         self.uidvalidity = found[0].decode() if found else "0"
 
     async def _start_tls(self, client: aioimaplib.IMAP4, context: ssl.SSLContext) -> None:
-        answer = await client.protocol.simple_command("STARTTLS")
+        protocol = client.protocol
+        # STARTTLS through ``execute``: aioimaplib knows the command (NONAUTH, synchronous)
+        # but ``simple_command`` refuses it (NotImplementedError: every STARTTLS login
+        # failed so, until tests/adapters/email/test_tls.py ran one against Dovecot)
+        command = aioimaplib.Command("STARTTLS", protocol.new_tag(), loop=protocol.loop)
+        answer = await asyncio.wait_for(protocol.execute(command), self.timeout)
         if answer.result != "OK":
             raise MailboxRefused("the IMAP server refused STARTTLS: set "
                                  "FRONTDESK_EMAIL_SECURITY=tls (and the TLS port, 993)")
-        protocol = client.protocol
         loop = asyncio.get_running_loop()
-        protocol.transport = await loop.start_tls(protocol.transport, protocol, context,
-                                                  server_hostname=self.settings.imap_host)
+        # the same protocol object reads and writes on: start_tls wraps the old transport,
+        # and every later write goes through protocol.transport, set here
+        protocol.transport = await asyncio.wait_for(loop.start_tls(
+            protocol.transport, protocol, context, server_hostname=self.settings.imap_host),
+            self.timeout)
+        # RFC 3501 6.2.1: what the server offered before TLS is forgotten, asked again
+        await asyncio.wait_for(protocol.capability(), self.timeout)
 
     @property
     def _imap(self) -> aioimaplib.IMAP4:
