@@ -2,8 +2,9 @@
 
 ``Dovecot(folder)`` writes a throw-away config and password file under ``folder``, keeps its
 mail there too (no root-only path), and runs ``dovecot -F`` on a free loopback port with
-plaintext logins allowed (loopback only); given a test ``Certificate`` (``mail_tls``) it needs
-TLS before any login (``ssl = required``), by STARTTLS on ``port`` or implicit on ``tls_port``. Mail is delivered as a real server would have it
+plaintext logins allowed (loopback only); given a test ``Certificate`` (``mail_tls``) it speaks
+TLS, by STARTTLS on ``port`` and from the first byte on ``tls_port`` (its log's Login lines,
+``logins``, say which sessions were TLS). Mail is delivered as a real server would have it
 filed: by IMAP APPEND (``deliver``). ``Smtp()`` is aiosmtpd in a thread, keeping every mail it
 accepted (``received``), and able to accept a mail and then stop answering (``hang_after``) so
 a test can kill the bot between the server's accept and the bot's mark; given a certificate it

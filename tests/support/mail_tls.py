@@ -52,7 +52,7 @@ def make_certificate(folder: Path, *, authority: str = "Frontdesk test CA") -> C
     """A new CA (named ``authority``) and a server certificate for 127.0.0.1 and localhost,
     valid from an hour ago for a day, written under ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(days=1)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_cert = (x509.CertificateBuilder().subject_name(_name(authority))

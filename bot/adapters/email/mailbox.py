@@ -68,13 +68,15 @@ class Mailbox:
         self.client = client
         try:
             await client.wait_hello_from_server()
+            if email.security == "starttls":
+                await self._start_tls(client, context)
+        except ssl.SSLCertVerificationError as exc:  # an OSError: named before the others
+            raise MailboxRefused(untrusted("IMAP", email.imap_host, exc)) from None
         except (TimeoutError, OSError) as exc:
             raise MailboxRefused(
                 f"the IMAP server {email.imap_host}:{email.imap_port} cannot be reached "
                 f"({type(exc).__name__}): check FRONTDESK_EMAIL_IMAP_HOST and "
                 "FRONTDESK_EMAIL_IMAP_PORT") from None
-        if email.security == "starttls":
-            await self._start_tls(client, context)
         login = await client.login(email.username, email.password)
         if login.result != "OK":
             said = b" ".join(bytes(line) for line in login.lines).decode(errors="replace")
@@ -190,11 +192,25 @@ class Mailbox:
         """LOGOUT (an IDLE cut short ended first), at most a few seconds."""
         if self.client is None:
             return
+        transport = getattr(self.client.protocol, "transport", None)
+        if transport is None or transport.is_closing():
+            # a connection that is gone (a refused TLS handshake closes it): a LOGOUT on it
+            # would only wait out its 5 s for an answer that cannot come
+            self.client = None
+            return
         with contextlib.suppress(TimeoutError, aioimaplib.AioImapException, OSError,
                                  AttributeError):  # no connection: no protocol either
             self.end_idle()
             await asyncio.wait_for(self.client.logout(), 5)
         self.client = None
+
+
+def untrusted(server: str, host: str, exc: ssl.SSLCertVerificationError) -> str:
+    """A certificate the client refused, in one sentence naming what to fix."""
+    return (f"the {server} server's certificate for {host} is not trusted "
+            f"({exc.verify_message or exc.reason}): check FRONTDESK_EMAIL_{server}_HOST (the "
+            "name on the certificate) and that its issuer is in the system's trusted "
+            "certificates (OpenSSL's store, or SSL_CERT_FILE)")
 
 
 def describe(exc: BaseException) -> str:
