@@ -5,8 +5,10 @@ Built on ``aioimaplib``: an asyncio client, so the mailbox waits on the event lo
 Telegram and Discord instead of holding a worker thread for each IDLE (``imap-tools`` is
 synchronous: a thread per mailbox, blocked for up to 29 minutes at a time, which the worker
 pool is too small to give), and it speaks IDLE itself (``idle_start``/``wait_server_push``),
-where the standard library's ``imaplib`` has none. Its one gap, STARTTLS, is filled here with
-``loop.start_tls`` on its own transport. An IDLE is ended and issued again within 29 minutes
+where the standard library's ``imaplib`` has none. Its one gap, STARTTLS, is filled here: the
+command sent through its ``execute``, then ``loop.start_tls`` on its own transport, and the
+capabilities asked again. A certificate the client does not trust is refused by name
+(``untrusted``), for SMTP too. An IDLE is ended and issued again within 29 minutes
 (RFC 2177: servers may drop an IDLE after 30).
 """
 
