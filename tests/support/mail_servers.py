@@ -2,10 +2,13 @@
 
 ``Dovecot(folder)`` writes a throw-away config and password file under ``folder``, keeps its
 mail there too (no root-only path), and runs ``dovecot -F`` on a free loopback port with
-plaintext logins allowed (loopback only). Mail is delivered as a real server would have it
+plaintext logins allowed (loopback only); given a test ``Certificate`` (``mail_tls``) it speaks
+TLS, by STARTTLS on ``port`` and from the first byte on ``tls_port`` (its log's Login lines,
+``logins``, say which sessions were TLS). Mail is delivered as a real server would have it
 filed: by IMAP APPEND (``deliver``). ``Smtp()`` is aiosmtpd in a thread, keeping every mail it
 accepted (``received``), and able to accept a mail and then stop answering (``hang_after``) so
-a test can kill the bot between the server's accept and the bot's mark.
+a test can kill the bot between the server's accept and the bot's mark; given a certificate it
+requires STARTTLS, or speaks TLS from the first byte (``implicit``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
 from tests.support.child_process import terminate
+from tests.support.mail_tls import Certificate
 
 DESK = "desk@frontdesk.test"
 PASSWORD = "desk-secret-8"
@@ -54,7 +58,7 @@ state_dir = {root}/state
 log_path = {root}/dovecot.log
 protocols = imap
 listen = 127.0.0.1
-ssl = no
+{ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 mail_location = maildir:{root}/mail/%u
@@ -77,7 +81,8 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {tls_port}
   }}
 }}
 service stats {{
@@ -94,14 +99,16 @@ service stats {{
 class Dovecot:
     """A Dovecot IMAP server of its own: one mailbox, ``DESK`` with ``PASSWORD``."""
 
-    def __init__(self, root: Path, *, idle: bool = True) -> None:
+    def __init__(self, root: Path, *, idle: bool = True, tls: Certificate | None = None) -> None:
         self.idle = idle  # False: the server does not offer IDLE (the desk polls)
+        self.tls = tls  # given: no login before TLS (STARTTLS on port, or on tls_port)
         # As root, dovecot's own users read the config and mail: a folder they can reach
         # (pytest's tmp folders are root's alone), removed again at exit.
         self.own_root = os.getuid() == 0
         self.root = Path(tempfile.mkdtemp(prefix="frontdesk-dovecot-")) if self.own_root \
             else root
         self.port = free_port()
+        self.tls_port = free_port() if tls else 0  # 0: no imaps listener
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Dovecot:
@@ -119,9 +126,14 @@ class Dovecot:
         internal = "dovecot" if os.getuid() == 0 else me
         group = "dovecot" if os.getuid() == 0 else me
         config = self.root / "dovecot.conf"
+        # ssl = required: no login before TLS, except that Dovecot counts a loopback client as
+        # secured and lets it in; its log's Login line then says "secured", and "TLS" only
+        # for a TLS session (``logins``)
+        ssl = f"ssl = required\nssl_cert = <{self.tls.cert}\nssl_key = <{self.tls.key}" \
+            if self.tls else "ssl = no"
         config.write_text(CONFIG.format(root=self.root, port=self.port, uid=uid, gid=gid,
                                         login_user=unprivileged, internal_user=internal,
-                                        internal_group=group)
+                                        internal_group=group, ssl=ssl, tls_port=self.tls_port)
                           + ("" if self.idle else "imap_capability = IMAP4rev1 LITERAL+\n"))
         if os.getuid() == 0:  # the login and auth processes read these as dovecot's own users
             os.chmod(self.root, 0o755)
@@ -149,9 +161,17 @@ class Dovecot:
         path = self.root / "dovecot.log"
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
+    def logins(self) -> list[str]:
+        """The log's Login lines, each ending in how the session was secured."""
+        path = self.root / "dovecot.log"
+        lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+        return [line for line in lines if "imap-login: Info: Login:" in line]
+
     def imap(self) -> imaplib.IMAP4:
         """A client logged in as the desk (``with``: logged out at the end)."""
-        client = imaplib.IMAP4("127.0.0.1", self.port)
+        client = imaplib.IMAP4_SSL("127.0.0.1", self.tls_port,
+                                   ssl_context=self.tls.client_context()) \
+            if self.tls else imaplib.IMAP4("127.0.0.1", self.port)
         client.login(DESK, PASSWORD)
         return client
 
@@ -191,6 +211,7 @@ class _Keeper:
 
     def __init__(self) -> None:
         self.received: list[EmailMessage] = []
+        self.over_tls: list[bool] = []  # each kept mail: did it come over TLS
         self.arrived = threading.Condition()
         self.hang = threading.Event()  # set: a mail is kept, then its "250 OK" never comes
         self.hang_before = threading.Event()  # set: a mail is neither kept nor answered
@@ -206,7 +227,8 @@ class _Keeper:
         content = envelope.original_content or b""
         mail = message_from_bytes(content, policy=policy.default)
         assert isinstance(mail, EmailMessage)
-        with self.arrived:
+        with self.arrived:  # STARTTLS or implicit: the transport is then an SSL one
+            self.over_tls.append(server.transport.get_extra_info("ssl_object") is not None)
             self.received.append(mail)
             self.arrived.notify_all()
         if self.hang.is_set():
@@ -229,12 +251,17 @@ def _authenticate(server: Any, session: Session, envelope: Envelope, mechanism: 
 class Smtp:
     """aiosmtpd on a free loopback port, in a thread; what it accepted is in ``received``."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: Certificate | None = None, *, implicit: bool = False) -> None:
         self.port = free_port()
         self.keeper = _Keeper()
+        # a certificate: STARTTLS before anything else (require_starttls), or implicit TLS
+        # (ssl_context); auth_require_tls stays off as aiosmtpd cannot tell implicit TLS
+        secured: dict[str, Any] = {} if tls is None else \
+            {"ssl_context": tls.server_context()} if implicit else \
+            {"tls_context": tls.server_context(), "require_starttls": True}
         self.controller = Controller(self.keeper, hostname="127.0.0.1", port=self.port,
                                      authenticator=_authenticate, auth_require_tls=False,
-                                     auth_exclude_mechanism=["LOGIN"])
+                                     auth_exclude_mechanism=["LOGIN"], **secured)
 
     def __enter__(self) -> Smtp:
         self.controller.start()
@@ -246,6 +273,10 @@ class Smtp:
     @property
     def received(self) -> list[EmailMessage]:
         return list(self.keeper.received)
+
+    @property
+    def over_tls(self) -> list[bool]:
+        return list(self.keeper.over_tls)
 
     def wait_for(self, count: int, timeout: float = 20.0) -> list[EmailMessage]:
         """The mails received, once there are at least ``count`` (AssertionError at the

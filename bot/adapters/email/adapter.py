@@ -21,6 +21,7 @@ import aiosmtplib
 
 from bot.adapters.email.composing import compose_reply
 from bot.adapters.email.files import MailFiles
+from bot.adapters.email.mailbox import untrusted
 from bot.adapters.email.threads import Thread, Threads
 from bot.config.email_settings import EmailSettings
 from bot.messages import Attachment, Button, OutgoingFile, Undeliverable, numbered_choices
@@ -52,6 +53,10 @@ def smtp_client(settings: EmailSettings,
 
 def smtp_problem(settings: EmailSettings, exc: BaseException) -> str:
     """One sentence naming the variable to fix (never the password)."""
+    # refused by STARTTLS: the ssl error itself; by implicit TLS: an SMTPConnectError from it
+    for cause in (exc, exc.__cause__):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return untrusted("SMTP", settings.smtp_host, cause)
     if isinstance(exc, aiosmtplib.SMTPAuthenticationError):
         return (f"the SMTP server refused the login of {settings.username}: check "
                 "FRONTDESK_EMAIL_PASSWORD (and FRONTDESK_EMAIL_USERNAME)")
@@ -123,7 +128,8 @@ class EmailAdapter:
                 refused, _ = await smtp.send_message(mail, timeout=self.data_timeout)
         except aiosmtplib.SMTPRecipientsRefused as exc:
             raise Undeliverable(f"the server refused {thread.address}") from exc
-        except (aiosmtplib.SMTPAuthenticationError, aiosmtplib.SMTPConnectError) as exc:
+        except (aiosmtplib.SMTPAuthenticationError, aiosmtplib.SMTPConnectError,
+                ssl.SSLCertVerificationError) as exc:  # each names what to fix in the log
             log.warning("email: %s", smtp_problem(self.settings, exc))
             raise
         if refused:

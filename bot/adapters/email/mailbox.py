@@ -5,8 +5,10 @@ Built on ``aioimaplib``: an asyncio client, so the mailbox waits on the event lo
 Telegram and Discord instead of holding a worker thread for each IDLE (``imap-tools`` is
 synchronous: a thread per mailbox, blocked for up to 29 minutes at a time, which the worker
 pool is too small to give), and it speaks IDLE itself (``idle_start``/``wait_server_push``),
-where the standard library's ``imaplib`` has none. Its one gap, STARTTLS, is filled here with
-``loop.start_tls`` on its own transport. An IDLE is ended and issued again within 29 minutes
+where the standard library's ``imaplib`` has none. Its one gap, STARTTLS, is filled here: the
+command sent through its ``execute``, then ``loop.start_tls`` on its own transport, and the
+capabilities asked again. A certificate the client does not trust is refused by name
+(``untrusted``), for SMTP too. An IDLE is ended and issued again within 29 minutes
 (RFC 2177: servers may drop an IDLE after 30).
 """
 
@@ -68,13 +70,15 @@ class Mailbox:
         self.client = client
         try:
             await client.wait_hello_from_server()
+            if email.security == "starttls":
+                await self._start_tls(client, context)
+        except ssl.SSLCertVerificationError as exc:  # an OSError: named before the others
+            raise MailboxRefused(untrusted("IMAP", email.imap_host, exc)) from None
         except (TimeoutError, OSError) as exc:
             raise MailboxRefused(
                 f"the IMAP server {email.imap_host}:{email.imap_port} cannot be reached "
                 f"({type(exc).__name__}): check FRONTDESK_EMAIL_IMAP_HOST and "
                 "FRONTDESK_EMAIL_IMAP_PORT") from None
-        if email.security == "starttls":
-            await self._start_tls(client, context)
         login = await client.login(email.username, email.password)
         if login.result != "OK":
             said = b" ".join(bytes(line) for line in login.lines).decode(errors="replace")
@@ -92,14 +96,23 @@ class Mailbox:
         self.uidvalidity = found[0].decode() if found else "0"
 
     async def _start_tls(self, client: aioimaplib.IMAP4, context: ssl.SSLContext) -> None:
-        answer = await client.protocol.simple_command("STARTTLS")
+        protocol = client.protocol
+        # STARTTLS through ``execute``: aioimaplib knows the command (NONAUTH, synchronous)
+        # but ``simple_command`` refuses it (NotImplementedError: every STARTTLS login
+        # failed so, until tests/adapters/email/test_tls.py ran one against Dovecot)
+        command = aioimaplib.Command("STARTTLS", protocol.new_tag(), loop=protocol.loop)
+        answer = await asyncio.wait_for(protocol.execute(command), self.timeout)
         if answer.result != "OK":
             raise MailboxRefused("the IMAP server refused STARTTLS: set "
                                  "FRONTDESK_EMAIL_SECURITY=tls (and the TLS port, 993)")
-        protocol = client.protocol
         loop = asyncio.get_running_loop()
-        protocol.transport = await loop.start_tls(protocol.transport, protocol, context,
-                                                  server_hostname=self.settings.imap_host)
+        # the same protocol object reads and writes on: start_tls wraps the old transport,
+        # and every later write goes through protocol.transport, set here
+        protocol.transport = await asyncio.wait_for(loop.start_tls(
+            protocol.transport, protocol, context, server_hostname=self.settings.imap_host),
+            self.timeout)
+        # RFC 3501 6.2.1: what the server offered before TLS is forgotten, asked again
+        await asyncio.wait_for(protocol.capability(), self.timeout)
 
     @property
     def _imap(self) -> aioimaplib.IMAP4:
@@ -181,11 +194,25 @@ class Mailbox:
         """LOGOUT (an IDLE cut short ended first), at most a few seconds."""
         if self.client is None:
             return
+        transport = getattr(self.client.protocol, "transport", None)
+        if transport is None or transport.is_closing():
+            # a connection that is gone (a refused TLS handshake closes it): a LOGOUT on it
+            # would only wait out its 5 s for an answer that cannot come
+            self.client = None
+            return
         with contextlib.suppress(TimeoutError, aioimaplib.AioImapException, OSError,
                                  AttributeError):  # no connection: no protocol either
             self.end_idle()
             await asyncio.wait_for(self.client.logout(), 5)
         self.client = None
+
+
+def untrusted(server: str, host: str, exc: ssl.SSLCertVerificationError) -> str:
+    """A certificate the client refused, in one sentence naming what to fix."""
+    return (f"the {server} server's certificate for {host} is not trusted "
+            f"({exc.verify_message or exc.reason}): check FRONTDESK_EMAIL_{server}_HOST (the "
+            "name on the certificate) and that its issuer is in the system's trusted "
+            "certificates (OpenSSL's store, or SSL_CERT_FILE)")
 
 
 def describe(exc: BaseException) -> str:
