@@ -6,22 +6,19 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from bot.adapters.console import ConsoleAdapter, console_message, file_attachment, run_console
 from bot.app import assemble
+from tests.support.child_process import clean_env
 from tests.support.files import pdf_with_text, photo
 from tests.support.telegram_bot import settings_for
 
-SCRUBBED = ("FRONTDESK_", "ANTHROPIC_", "OPENAI_", "TELEGRAM_", "DISCORD_")
-
 
 def frontdesk(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
-    clean.update({"FRONTDESK_HOME": str(home), "FRONTDESK_TIMEZONE": "UTC"})
+    clean = clean_env(FRONTDESK_HOME=str(home), FRONTDESK_TIMEZONE="UTC")
     return subprocess.run([sys.executable, "-m", "bot.cli.main", *args], env=clean,
                           capture_output=True, text=True, timeout=60, check=False)
 

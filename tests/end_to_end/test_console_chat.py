@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.child_process import clean_env
 from tests.support.harness import event_around_now
-
-SCRUBBED = ("FRONTDESK_", "ANTHROPIC_", "OPENAI_", "TELEGRAM_", "DISCORD_", "TZ")
 
 
 def frontdesk(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """Run the CLI in a clean environment (offline, no tokens) on ``home``."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
-    clean.update({"FRONTDESK_HOME": str(home), "FRONTDESK_TIMEZONE": "UTC", **env})
+    clean = clean_env("TZ", FRONTDESK_HOME=str(home), FRONTDESK_TIMEZONE="UTC", **env)
     home.mkdir(parents=True, exist_ok=True)
     return subprocess.run([sys.executable, "-m", "bot.cli.main", *args], cwd=home, env=clean,
                           capture_output=True, text=True, timeout=60, check=False)

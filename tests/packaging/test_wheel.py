@@ -28,11 +28,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.child_process import clean_env
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # a cold pip cache is slow
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRUBBED = ("FRONTDESK_", "ANTHROPIC_", "OPENAI_", "TELEGRAM_", "DISCORD_", "TZ", "PYTHON",
-            "VIRTUAL_ENV")
 # What the clone holds that is not source: never copied into the build folder.
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".*_cache",
                                     "site", "build", "dist", "test-artifacts", "*.db", "*.db-*",
@@ -51,7 +51,7 @@ class Installed:
 
     def env(self, home: Path) -> dict[str, str]:
         """A clean environment: offline model, no tokens, the venv's bin first on the PATH."""
-        clean = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
+        clean = clean_env("TZ", "PYTHON", "VIRTUAL_ENV")
         path = f"{self.venv / 'bin'}{os.pathsep}{clean.get('PATH', '')}"
         return {**clean, "PATH": path, "FRONTDESK_HOME": str(home),
                 "FRONTDESK_MODEL_PROVIDER": "offline", "FRONTDESK_TIMEZONE": "UTC"}

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from tests.fakes.telegram_server import FakeTelegramServer, SentMessage
-from tests.support.child_process import FOREIGN as FOREIGN  # imported from here by other tests
 from tests.support.child_process import RunProcess, terminate
 
 T = TypeVar("T")
