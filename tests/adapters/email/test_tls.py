@@ -60,7 +60,9 @@ def answered_once_over_tls(tmp_path: Path, dovecot: Dovecot, smtp: Smtp,
                              message_id="<lunch-1@example.com>"))
         [reply] = smtp.wait_for(1, timeout=10)
         took = time.monotonic() - arrived
-        assert took < 2.0, f"the reply took {took:.2f} s (IDLE broken over TLS?)"
+        # pushed by IDLE, not found by the next look (every 60 s by default): the speed
+        # itself is test_answered_once's, on plain loopback
+        assert took < 20.0, f"the reply took {took:.2f} s (IDLE broken over TLS?)"
         assert reply["In-Reply-To"] == "<lunch-1@example.com>" and reply["From"] == DESK
         assert smtp.over_tls == [True]
         desk.poll(lambda: "\\Seen" in dovecot.flags().get("<lunch-1@example.com>", ""))
