@@ -146,14 +146,10 @@ class Aftercare(MeetingTimes):
             return 0
         return self.reminders.cancel_sources(f"{SOURCE}{uid}:", None)
 
-    def still_to_fire(self, uid: str | None) -> list[str]:
-        """The lead times still to fire ('1d', '15m'), each once, longest first."""
-        return still_to_fire(self.reminders, uid) if self.reminders is not None else []
-
 
 def still_to_fire(reminders: ReminderBook, uid: str | None) -> list[str]:
     """A meeting's lead times still to fire ('1d', '15m'), each once, longest first
-    (``frontdesk meetings --json`` reads them with no Aftercare)."""
+    (``frontdesk meetings --json``, with no Aftercare)."""
     leads: list[str] = []
     for reminder in reminders.pending_sources(f"{SOURCE}{uid}:") if uid else []:
         lead = str(reminder.source).split(":")[-2].removesuffix("m")

@@ -226,12 +226,11 @@ class MeetingDesk(MeetingTimes):
             return await book_move(self, self.aftercare, meeting, moved)
         if meeting.status == "booked" and not moved:  # a replay after the record: tell only
             return self._booked(meeting, uid)
-        # a move rewrites the booked event under its own UID: no event (nor link) for this one
-        ics = b"" if moved else self._event_bytes(meeting, uid)
         if self.writer is None:
             # the owner approved; a calendar unread just now adds no busy time here
             if why := self.rule_broken(meeting, self._busy(slot.start, slot.end) or []):
                 return await self.conflict(meeting, why)
+            ics = self._event_bytes(meeting, uid)
             self.store.set_status(meeting_id, "booked", uid=uid)
             await self.tell_owner(meeting.platform, f"meeting-ics:{meeting_id}",
                                   f"Approved: {self.owner_when(meeting)}. No CalDAV calendar is "
@@ -244,7 +243,7 @@ class MeetingDesk(MeetingTimes):
             try:
                 if moved and self.aftercare:
                     return await book_move(self, self.aftercare, meeting, moved)
-                return await self._write(meeting, uid, ics)
+                return await self._write(meeting, uid)
             except CalendarUnavailable as exc:
                 log.warning("meeting %s: the calendar is unavailable (%s)", meeting_id, exc)
                 if attempt == len(delays):
@@ -265,9 +264,10 @@ class MeetingDesk(MeetingTimes):
                 "reply": "Sorry, I couldn't put the meeting in the owner's calendar (it could "
                          "not be reached), so it is not booked. Please ask again with /meet."}
 
-    async def _write(self, meeting: Meeting, uid: str, ics: bytes) -> dict[str, Any]:
+    async def _write(self, meeting: Meeting, uid: str) -> dict[str, Any]:
         """One try: look the UID up, re-check the slot as the calendar is now, create."""
         assert self.writer is not None and meeting.slot is not None
+        ics = self._event_bytes(meeting, uid)  # a move never comes here: it keeps its own UID
         if not await self.writer.exists(uid):
             slot, pad = meeting.slot.utc(), timedelta(minutes=self.rules.buffer)
             busy = await self.writer.busy_now(slot.start - pad, slot.end + pad)

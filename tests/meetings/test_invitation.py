@@ -8,6 +8,7 @@ from pathlib import Path
 import icalendar
 import pytest
 
+from bot.meetings.aftercare import still_to_fire
 from bot.meetings.link import new_link
 from tests.meetings.conftest import GUEST, OWNER, OWNER_CHAT, SECOND_GUEST, Desk, DeskFactory
 from tests.support.harness import make_settings
@@ -77,8 +78,7 @@ async def test_reminders_are_set_for_guest_and_owner_and_a_cancel_drops_them(
     assert guest_one.text.startswith("Reminder: budget review with the owner in 15 minutes")
     assert "https://meet.example.org/frontdesk-meeting-" in guest_one.text
     assert abs(guest_one.due_at - (meeting.slot.start.timestamp() - 900)) < 1
-    assert desk.app.meetings.desk.aftercare is not None
-    assert desk.app.meetings.desk.aftercare.still_to_fire(meeting.uid) == ["15m"]
+    assert still_to_fire(desk.app.reminders.store, meeting.uid) == ["15m"]
     listing = await desk.send("/meetings")
     cancel = next(b for b in listing.buttons if b.label.startswith("Cancel"))
     assert (await desk.press(cancel, GUEST)).accepted
