@@ -15,7 +15,6 @@ guest.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ if _BENCH in sys.path:
     sys.path.remove(_BENCH)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.train_router import ROUTE_OF, fit, load_split  # noqa: E402
+from bench.train_router import ROUTE_OF, fit, read_rows, split_rows  # noqa: E402
 from bot.models import offline, router  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,8 +42,7 @@ SETS = {
 def labelled(name: str) -> list[tuple[str, str]]:
     """(text, route) of one tune set; of the labelled set, only its tune split (``tune-old``:
     without this round's rows, the split the second round measured)."""
-    rows = [json.loads(line) for line in SETS[name].read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = read_rows(SETS[name])
     if name.startswith("tune"):
         rows = [row for row in rows if row["split"] == "tune"
                 and (name == "tune" or row.get("note") != NEW_ROWS)]
@@ -90,7 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.file:
         SETS["file"] = args.file
-    weights = (fit(load_split(SETS["tune"], "train"), args.retrain, None) if args.retrain
+    weights = (fit(split_rows(SETS["tune"], "train"), args.retrain, None) if args.retrain
                else router.shipped_weights())
     report(weights)
     if args.misses:

@@ -21,7 +21,6 @@ and routes as ``classify_offline`` does (the rules, then the learned classifier)
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ if _BENCH in sys.path:  # bench/email.py and bench/telegram.py would shadow real
     sys.path.remove(_BENCH)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.train_router import ROUTE_OF, fit  # noqa: E402
+from bench.train_router import ROUTE_OF, fit, read_rows, split_rows  # noqa: E402
 from bot.models import offline, router  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,11 +49,6 @@ def writer_of(row: Row) -> str:
     return note[len(ROUND):].split(":")[0] if note.startswith(ROUND) else ""
 
 
-def read(path: Path) -> list[Row]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-
-
 def route_accuracy(weights: router.RouterWeights, rows: Sequence[Row]) -> float:
     """The share of rows ``classify_offline`` would route right with ``weights``."""
     right = sum(ROUTE_OF[offline.classify_offline(row["text"], weights)[0]]
@@ -67,14 +61,14 @@ def main() -> None:
     parser.add_argument("--c", type=float, action="append", metavar="C")
     parser.add_argument("--writer", action="append", help="only these folds")
     args = parser.parse_args()
-    fitted = [row for row in read(SET) if row["split"] in ("train", "tune")]
+    fitted = split_rows(SET, "train+tune")
     writers = sorted({writer_of(row) for row in fitted} - {""})
     folds = args.writer or [*writers, *SPENT]
     for c in args.c or [float(router.shipped_weights().training["C"])]:
         figures = {}
         for fold in folds:
             rows = [row for row in fitted if writer_of(row) != fold]
-            held = read(SPENT[fold]) if fold in SPENT else [
+            held = read_rows(SPENT[fold]) if fold in SPENT else [
                 row for row in fitted if writer_of(row) == fold]
             figures[fold] = route_accuracy(fit(rows, c, None), held)
             print(f"C={c:g} {fold:10} {len(held):5} rows  {figures[fold]:6.1%}", flush=True)

@@ -65,24 +65,24 @@ ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_age
 Row = dict[str, str]
 
 
-def load_split(path: Path, split: str) -> list[Row]:
-    """The rows of one split (``train``, ``tune`` or ``test``)."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+def read_rows(path: Path) -> list[Row]:
+    """Every row of a JSON Lines set."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
-    return [row for row in rows if row["split"] == split]
 
 
-def fitted_rows(path: Path, splits: str) -> list[Row]:
-    """The rows a model was fitted on: ``train``, or ``train+tune`` (the shipped weights, since
-    the third round of issue 39: C is chosen on fits to ``train`` alone, then the model is
-    fitted again on both splits with it)."""
-    return [row for split in splits.split("+") for row in load_split(path, split)]
+def split_rows(path: Path, splits: str) -> list[Row]:
+    """The rows of one split (``train``, ``tune`` or ``test``) or of several, joined by ``+``:
+    the shipped weights are fitted on ``train+tune`` (since the third round: C is chosen on
+    fits to ``train`` alone, then the model is fitted again on both splits with it). Split by
+    split, the file read once."""
+    rows = read_rows(path)
+    return [row for split in splits.split("+") for row in rows if row["split"] == split]
 
 
 def load_tune_sets() -> list[Row]:
     """The rows of the spent sets (``text`` and ``route``), which help choose C."""
-    return [json.loads(line) for path in TUNE_SETS
-            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [row for path in TUNE_SETS for row in read_rows(path)]
 
 
 def matrix(texts: Sequence[str], buckets: int) -> csr_matrix:
@@ -167,12 +167,12 @@ def main() -> None:
                         help="tune, then write the weights (default: retrain as shipped and "
                              "compare with the shipped weights, writing nothing)")
     args = parser.parse_args()
-    train = load_split(args.set, "train")
-    tune_rows = load_split(args.set, "tune") + load_tune_sets()
+    train = split_rows(args.set, "train")
+    tune_rows = split_rows(args.set, "tune") + load_tune_sets()
     if not args.write:
         shipped = RouterWeights.from_json(args.out.read_text(encoding="utf-8"))
         splits = str(shipped.training.get("splits", "train"))
-        again = fit(fitted_rows(args.set, splits), shipped.training["C"],
+        again = fit(split_rows(args.set, splits), shipped.training["C"],
                     shipped.training["class_weight"], shipped.buckets, splits)
         weight_gap, bias_gap = compare(shipped, again)
         print(f"retrained as shipped (C={shipped.training['C']:g}): largest weight change "
@@ -185,7 +185,7 @@ def main() -> None:
     print(f"chosen: C={chosen['C']:g}, class_weight={chosen['class_weight']}; fitted again on "
           "the train and tune splits together")
     # More rows beat a split kept apart once C is chosen: the spent sets gained (docs/router.md)
-    weights = fit(fitted_rows(args.set, "train+tune"), chosen["C"], chosen["class_weight"],
+    weights = fit(split_rows(args.set, "train+tune"), chosen["C"], chosen["class_weight"],
                   splits="train+tune")
     args.out.write_text(weights.to_json(), encoding="utf-8")
     print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB)")

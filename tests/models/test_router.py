@@ -3,26 +3,19 @@ rules, and that the training script gives the shipped weights again."""
 
 from __future__ import annotations
 
-import json
 from importlib import resources
-from pathlib import Path
 
 import pytest
 
 from bot.models import classify_offline
 from bot.models.router import INTENTS, RouterWeights, choose_intent, predict, shipped_weights
+from tests.models.heldout_sets import ROUTE_OF, TRAINING, rows
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-SET = ROOT / "tests" / "data" / "triage_set.jsonl"
-ROUTE_OF = {"social": "quick_reply", "question": "full_agent", "task": "full_agent",
-            "urgent": "notify_now"}
 TARGET = 0.92  # on the test split, for every route
 
 
-def split_rows(split: str) -> list[dict[str, str]]:
-    rows = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    return [row for row in rows if row["split"] == split]
+def rows_of(split: str) -> list[dict[str, str]]:
+    return [row for row in rows(TRAINING) if row["split"] == split]
 
 
 def test_the_weights_ship_inside_the_package_and_give_probabilities() -> None:
@@ -44,9 +37,8 @@ def test_the_weights_survive_their_file_format() -> None:
 
 
 def test_the_test_split_is_routed_right_at_least_92_percent_per_route() -> None:
-    rows = split_rows("test")
     hits: dict[str, list[bool]] = {}
-    for row in rows:
+    for row in rows_of("test"):
         route = ROUTE_OF[row["intent"]]
         hits.setdefault(route, []).append(ROUTE_OF[classify_offline(row["text"])[0]] == route)
     accuracy = {route: sum(ok) / len(ok) for route, ok in hits.items()}
@@ -131,11 +123,11 @@ def test_the_route_is_chosen_before_the_intent() -> None:
 @pytest.mark.slow
 def test_the_training_script_gives_the_shipped_weights_again() -> None:
     pytest.importorskip("sklearn")
-    from bench.train_router import DEFAULT_SET, fit, fitted_rows
+    from bench.train_router import DEFAULT_SET, fit, split_rows
 
     shipped = shipped_weights()
     splits = shipped.training["splits"]
-    again = fit(fitted_rows(DEFAULT_SET, splits), shipped.training["C"],
+    again = fit(split_rows(DEFAULT_SET, splits), shipped.training["C"],
                 shipped.training["class_weight"], shipped.buckets, splits)
     assert again.bias == pytest.approx(shipped.bias, abs=1e-3)
     assert again.scale == pytest.approx(shipped.scale, rel=1e-3)
@@ -143,7 +135,7 @@ def test_the_training_script_gives_the_shipped_weights_again() -> None:
                     if abs(a - b) > 2)  # int16 steps: rounding may move a weight by one
     assert differing == 0
     assert all(choose_intent(again.predict(row["text"]))
-               == choose_intent(shipped.predict(row["text"])) for row in split_rows("tune"))
+               == choose_intent(shipped.predict(row["text"])) for row in rows_of("tune"))
 
 
 @pytest.mark.parametrize("text", ["срочно! перезвоните", "Pilne: proszę o telefon",
