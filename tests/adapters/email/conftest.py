@@ -1,15 +1,17 @@
-"""The email tests' servers (a real Dovecot, aiosmtpd) and `frontdesk run` as a subprocess."""
+"""The email tests' servers (a real Dovecot, aiosmtpd), and `frontdesk run` and `frontdesk
+doctor` as subprocesses."""
 
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from bot.service.unit import TIMEOUT_STOP_S
-from tests.support.child_process import RunProcess
+from tests.support.child_process import RunProcess, clean_env
 from tests.support.mail_servers import Dovecot, Smtp, dovecot_missing, email_env
 
 # SIGTERM to exit: systemd's TimeoutStopSec, which holds the sends' grace and the closing; a
@@ -63,6 +65,19 @@ class DeskProcess(RunProcess):
                                  f"SIGTERM (killed); log:\n{self.log()[-3000:]}") from None
         assert code == 0, f"`frontdesk run` exited {code} on SIGTERM; log:\n{self.log()[-3000:]}"
         assert self.log().count(STOPPED) > stopped, f"no stop line; log:\n{self.log()[-3000:]}"
+
+
+def doctor(home: Path, env: Mapping[str, str]) -> tuple[int, str]:
+    """`frontdesk doctor` over ``home`` with ``env``: its exit status and all it printed."""
+    done = subprocess.run([sys.executable, "-m", "bot.cli.main", "doctor"],
+                          env=clean_env(**{"FRONTDESK_HOME": str(home), **env}),
+                          capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout + done.stderr
+
+
+def email_lines(out: str) -> list[str]:
+    """The doctor's two email lines (IMAP, then SMTP)."""
+    return [line for line in out.splitlines() if line[6:].startswith("email")]
 
 
 @pytest.fixture

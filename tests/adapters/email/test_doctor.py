@@ -3,25 +3,12 @@ the other platforms working."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.adapters.email.conftest import doctor, email_lines
 from tests.fakes.telegram_server import FakeTelegramServer
-from tests.support.child_process import clean_env
 from tests.support.mail_servers import PASSWORD, Dovecot, Smtp, email_env
 from tests.support.telegram_process import OWNER, FrontdeskProcess
-
-
-def doctor(home: Path, env: dict[str, str]) -> tuple[int, str]:
-    run_env = clean_env(**{"FRONTDESK_HOME": str(home), **env})
-    done = subprocess.run([sys.executable, "-m", "bot.cli.main", "doctor"], env=run_env,
-                          capture_output=True, text=True, timeout=60)
-    return done.returncode, done.stdout + done.stderr
-
-
-def email_lines(out: str) -> list[str]:
-    return [line for line in out.splitlines() if line[6:].startswith("email")]
 
 
 def test_the_doctor_logs_in_to_both_servers(tmp_path: Path, dovecot: Dovecot,
