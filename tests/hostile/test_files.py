@@ -28,6 +28,12 @@ pytestmark = pytest.mark.filterwarnings("ignore:Please use 'Bot.getUpdates'")
 WAIT_S = 60.0
 
 
+def pdf_taking_seconds() -> bytes:
+    """A PDF whose first page alone takes pypdf about four seconds here (one second per MB of
+    its stream): far past the short deadlines these tests set, even on a faster machine."""
+    return pdf_sharing_one_stream(stream_bytes=4 << 20)
+
+
 async def answered_at(tg: TelegramBot, chat: int, count: int = 1) -> float:
     """The moment (monotonic) the chat has ``count`` replies; polled with a deadline."""
     deadline = time.monotonic() + WAIT_S
@@ -93,7 +99,7 @@ async def test_a_png_bomb_is_refused_by_its_declared_size_without_costing_the_bo
 async def test_the_deadline_stops_the_reading_worker_and_frees_the_chat(
         start_telegram: Starter, telegram_server: FakeTelegramServer) -> None:
     tg = await start_telegram(FRONTDESK_ANSWER_DEADLINE="1")
-    telegram_server.push_document(OWNER, OWNER, pdf_sharing_one_stream(), "bomb.pdf",
+    telegram_server.push_document(OWNER, OWNER, pdf_taking_seconds(), "bomb.pdf",
                                   "application/pdf", caption="remember this")
     await tg.pump()
     assert tg.replies(OWNER) == [TOO_SLOW]
@@ -107,7 +113,7 @@ async def test_the_deadline_stops_the_reading_worker_and_frees_the_chat(
 async def test_a_reading_that_overruns_is_killed_and_the_next_file_gets_a_fresh_worker(
         tmp_path: Path) -> None:
     bomb, fine = tmp_path / "bomb.pdf", tmp_path / "fine.pdf"
-    bomb.write_bytes(pdf_sharing_one_stream())
+    bomb.write_bytes(pdf_taking_seconds())
     fine.write_bytes(pdf_with_text(["Rent: 900 EUR"]))
     workers = WorkerPool(size=1)
     files = Attachments(tmp_path / "attachments", 20, None, workers=workers, read_seconds=0.5)
