@@ -102,6 +102,10 @@ class AdapterCursors(Protocol):
         """Every name starting with ``prefix``, with its value."""
         ...
 
+    def forget(self, names: list[str]) -> None:
+        """Remove every one of ``names`` that is kept."""
+        ...
+
     def together(self) -> AbstractContextManager[Any]:
         """One transaction: an adapter's batch of accepted messages and its new offset land
         all or nothing."""

@@ -38,6 +38,10 @@ class Cursors:
                                  (prefix.replace("%", "\\%").replace("_", "\\_") + "%",))
         return {str(name): str(value) for name, value in rows.fetchall()}
 
+    def forget(self, names: list[str]) -> None:
+        """Remove every one of ``names`` that is kept."""
+        self.conn.executemany("DELETE FROM cursors WHERE name = ?", [(name,) for name in names])
+
     def together(self) -> AbstractContextManager[sqlite3.Connection]:
         """One transaction over the database's writer, which the inbox writes on too."""
         return transaction(self.conn)

@@ -175,11 +175,14 @@ class Dovecot:
         client.login(DESK, PASSWORD)
         return client
 
-    def deliver(self, mail: EmailMessage | bytes, folder: str = "INBOX") -> None:
-        """File a mail in ``folder`` as the server's delivery would (IMAP APPEND)."""
+    def deliver(self, mail: EmailMessage | bytes, folder: str = "INBOX", *, flags: str = "",
+                days_ago: float = 0.0) -> None:
+        """File a mail in ``folder`` as the server's delivery would (IMAP APPEND): arrived
+        ``days_ago`` (its INTERNALDATE), with ``flags`` such as ``(\\Seen)``."""
         raw = mail if isinstance(mail, bytes) else mail.as_bytes(policy=policy.SMTP)
+        arrived = imaplib.Time2Internaldate(time.time() - days_ago * 86_400)
         with self.imap() as client:
-            client.append(folder, "", imaplib.Time2Internaldate(time.time()), raw)
+            client.append(folder, flags, arrived, raw)
 
     def flags(self, folder: str = "INBOX") -> dict[str, str]:
         """Each mail's Message-ID with its flags."""

@@ -1,8 +1,10 @@
 """Take in the desk's mail without losing or doubling one: record, answer, then mark seen.
 
-Flags are not the record. Each look at the folder (``scan``) lists the unseen mails and every
-mail past the last UID taken (one a person read in another client is still answered); a UID
-already taken under this UIDVALIDITY is passed over. For a new one only the headers, the size
+Flags are not the record. Each look at the folder (``scan``) lists the unseen mails of the last
+``ANSWER_WITHIN_DAYS`` and every mail past the last UID taken (one a person read in another
+client is still answered); a UID already taken under this UIDVALIDITY is passed over. A folder
+first met (a new desk, a reset UIDVALIDITY) starts past the mail it holds: what was read there
+before the desk came is not answered. For a new one only the headers, the size
 and the structure are fetched first; the UID is kept, then the mail is read (a mail over
 FRONTDESK_MAX_FILE_MB is not downloaded: its sender gets one sentence), and its message is
 recorded in the desk's inbox together with its thread, in one transaction, before any work (its
@@ -17,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -29,7 +33,14 @@ from bot.adapters.email.adapter import PLATFORM, EmailAdapter
 from bot.adapters.email.mailbox import Head, Mailbox
 from bot.adapters.email.reading import read_in_worker
 from bot.adapters.email.rules import from_stranger, never_answer, reply_to_differs
-from bot.adapters.email.threads import DONE, OPEN, TAKEN, Thread, Threads
+from bot.adapters.email.threads import (
+    ANSWER_WITHIN_DAYS,
+    DONE,
+    OPEN,
+    TAKEN,
+    Thread,
+    Threads,
+)
 from bot.config.email_settings import EmailSettings
 from bot.messages import Accepted, Inbound, IncomingMessage
 
@@ -37,6 +48,7 @@ log = logging.getLogger(__name__)
 TOO_LARGE = ("Your mail was too large for me to read (over {mb:g} MB); please send it "
              "again without the large attachments, or with a link to them.")
 MARK_AT_STOP_S = 5.0  # a stop marks what was answered; a server that does not answer waits
+FORGET_EVERY_S = 86_400.0
 
 
 def parse(raw: bytes) -> EmailMessage:
@@ -94,12 +106,17 @@ class EmailIntake:
         self.to_mark: list[tuple[str, int, Thread | None]] = []
         self.wake = asyncio.Event()  # the loop ends its IDLE to mark them
         self.chains = ChatChains()  # each chat's answers in order, chats side by side
+        self.forget_at = 0.0  # monotonic: when old records are next forgotten (at once)
 
     async def serve(self) -> None:
-        """Look, mark, wait for news; again, until cancelled (or the connection fails)."""
+        """Look, mark, wait for news; again, until cancelled (or the connection fails). Once
+        a day the records of long-closed mails are forgotten."""
         while True:
             stop_if_cancelled()
             await self.mark_answered()
+            if time.monotonic() >= self.forget_at:
+                log.info("email: %d old records forgotten", self.threads.forget_old())
+                self.forget_at = time.monotonic() + FORGET_EVERY_S
             await self.scan()
             self.wake.clear()
             if not self.to_mark:
@@ -126,7 +143,13 @@ class EmailIntake:
 
     async def scan(self) -> None:
         validity = self.mailbox.uidvalidity
-        for uid in await self.mailbox.to_read(self.threads.last_uid(validity)):
+        if not self.threads.known_folder(validity):
+            log.info("email: the folder (UIDVALIDITY %s) is new here: its mail up to UID %d is "
+                     "passed over, bar what is unseen from the last %d days", validity,
+                     self.mailbox.uid_next - 1, ANSWER_WITHIN_DAYS)
+            self.threads.begin(validity, self.mailbox.uid_next - 1)
+        since = (datetime.now(UTC) - timedelta(days=ANSWER_WITHIN_DAYS)).date()
+        for uid in await self.mailbox.to_read(self.threads.last_uid(validity), since):
             stop_if_cancelled()
             if self.threads.uid_state(validity, uid) in {None, TAKEN}:
                 await self.take(uid)  # an open one is marked by its answer's job

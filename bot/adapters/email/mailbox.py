@@ -19,6 +19,7 @@ import contextlib
 import re
 import ssl
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import aioimaplib
@@ -27,6 +28,8 @@ from bot.config.email_settings import EmailSettings
 
 IDLE_RENEW_S = 25 * 60  # an IDLE is re-issued well within the 29 minutes servers allow
 _UIDVALIDITY = re.compile(rb"UIDVALIDITY (\d+)")
+_UIDNEXT = re.compile(rb"UIDNEXT (\d+)")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _SIZE = re.compile(rb"RFC822\.SIZE (\d+)")
 _UID = re.compile(rb"UID (\d+)")
 
@@ -53,6 +56,7 @@ class Mailbox:
         self.timeout = timeout
         self.client: aioimaplib.IMAP4 | None = None
         self.uidvalidity = ""
+        self.uid_next = 0  # the UID the folder's next mail gets (0: the server did not say)
         self.idle = False  # the server offers IDLE
         self.idling = False  # an IDLE was sent and its DONE not yet
 
@@ -91,9 +95,8 @@ class Mailbox:
         if chosen.result != "OK":
             raise MailboxRefused(f"the IMAP server has no folder {email.folder!r}: check "
                                  "FRONTDESK_EMAIL_FOLDER")
-        found = [m.group(1) for line in chosen.lines
-                 if isinstance(line, bytes | bytearray) and (m := _UIDVALIDITY.search(line))]
-        self.uidvalidity = found[0].decode() if found else "0"
+        self.uidvalidity = _said(chosen.lines, _UIDVALIDITY) or "0"
+        self.uid_next = int(_said(chosen.lines, _UIDNEXT) or 0)
 
     async def _start_tls(self, client: aioimaplib.IMAP4, context: ssl.SSLContext) -> None:
         protocol = client.protocol
@@ -119,10 +122,11 @@ class Mailbox:
         assert self.client is not None, "Mailbox.open first"
         return self.client
 
-    async def to_read(self, after_uid: int) -> list[int]:
-        """The UIDs to look at: every unseen mail, and every mail past ``after_uid`` (seen in
-        another client, never answered here), oldest first."""
-        unseen = await self._imap.uid_search("UNSEEN", charset=None)
+    async def to_read(self, after_uid: int, since: date) -> list[int]:
+        """The UIDs to look at: every unseen mail that arrived on ``since`` or later, and every
+        mail past ``after_uid`` (seen in another client, never answered here), oldest first."""
+        day = f"{since.day}-{MONTHS[since.month - 1]}-{since.year}"  # RFC 3501's date
+        unseen = await self._imap.uid_search(f"UNSEEN SINCE {day}", charset=None)
         newer = await self._imap.uid_search(f"UID {after_uid + 1}:*", charset=None)
         uids = {int(word) for response in (unseen, newer) for line in response.lines[:-1]
                 for word in bytes(line).split() if word.isdigit()}
@@ -221,3 +225,11 @@ def describe(exc: BaseException) -> str:
         return str(exc)
     reason: Any = getattr(exc, "reason", None) or type(exc).__name__
     return str(reason)
+
+
+def _said(lines: list[Any], pattern: re.Pattern[bytes]) -> str | None:
+    """The first value a SELECT's response lines give for ``pattern`` (``[UIDNEXT 4]``)."""
+    for line in lines:
+        if isinstance(line, bytes | bytearray) and (found := pattern.search(line)):
+            return found.group(1).decode()
+    return None

@@ -10,11 +10,23 @@
 - ``email:open:<address>`` — that correspondent's open mails, oldest first: a reply sent to the
   address answers the first of them (each chat is answered in order, one turn at a time).
 - ``email:sent:<date>:<address>`` — replies sent to one correspondent that day (UTC).
+- ``email:last:<uidvalidity>`` — the highest UID looked at: a folder first met starts at the
+  mail it holds then (``begin``), so a desk pointed at an old mailbox answers none of what was
+  already read there.
+
+The records do not grow for ever (``forget_old``, once a day): a mail closed more than
+``KEEP_CLOSED_DAYS`` ago is forgotten with its place, and so are the counts of past days. The
+folder is never asked for an unseen mail older than ``ANSWER_WITHIN_DAYS`` (by the server's
+arrival date: ``Mailbox.to_read``), and every mail forgotten is older than that and marked
+seen, so no mail is answered twice however long the desk runs; one marked unread again after
+a month is left alone.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 
@@ -23,6 +35,11 @@ from bot.adapters.base import AdapterCursors
 TAKEN = "taken"
 OPEN = "open"
 DONE = "done"
+ANSWER_WITHIN_DAYS = 30  # an unseen mail that arrived longer ago is not answered
+# A closed mail's record outlives that window by two days: IMAP's SINCE counts whole days in
+# the server's zone, so a forgotten mail is surely older than the window's first day.
+KEEP_CLOSED_DAYS = ANSWER_WITHIN_DAYS + 2
+DAY_S = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -38,6 +55,7 @@ class Thread:
     uidvalidity: str = ""
     uid: int = 0
     state: str = "open"
+    closed_at: float = 0.0  # when it was closed (epoch seconds); 0 while open
 
     @classmethod
     def from_text(cls, text: str) -> Thread:
@@ -50,8 +68,10 @@ class Thread:
 class Threads:
     """The email adapter's records, on the cursors the assembler handed it."""
 
-    def __init__(self, cursors: AdapterCursors) -> None:
+    def __init__(self, cursors: AdapterCursors,
+                 clock: Callable[[], float] = time.time) -> None:
         self.cursors = cursors
+        self.clock = clock
 
     # -- the server's places -----------------------------------------------------------------
     def uid_state(self, uidvalidity: str, uid: int) -> str | None:
@@ -62,6 +82,13 @@ class Threads:
 
     def last_uid(self, uidvalidity: str) -> int:
         return int(self.cursors.get(f"email:last:{uidvalidity}") or 0)
+
+    def known_folder(self, uidvalidity: str) -> bool:
+        return self.cursors.get(f"email:last:{uidvalidity}") is not None
+
+    def begin(self, uidvalidity: str, highest_uid: int) -> None:
+        """A folder first met: what it holds now is passed over, bar its recent unseen mail."""
+        self.cursors.set(f"email:last:{uidvalidity}", str(max(0, highest_uid)))
 
     def passed(self, uidvalidity: str, uid: int) -> None:
         if uid > self.last_uid(uidvalidity):
@@ -91,7 +118,7 @@ class Threads:
         """The mail's answer has left and it is marked seen: done."""
         with self.cursors.together():
             self.cursors.set(f"email:mail:{thread.message_id}",
-                             replace(thread, state=DONE).to_text())
+                             replace(thread, state=DONE, closed_at=self.clock()).to_text())
             self.answered(thread)
             self.take_uid(thread.uidvalidity, thread.uid, DONE)
 
@@ -122,6 +149,28 @@ class Threads:
         ids: list[str] = json.loads(self.cursors.get(f"email:open:{address}") or "[]")
         return ids
 
+    def forget_old(self) -> int:
+        """Forget the mails closed more than ``KEEP_CLOSED_DAYS`` ago, the places of closed
+        mails (their Message-IDs are what keeps a mail from being answered twice), and the
+        counts of past days; how many records went. A mail closed before closings were
+        dated is dated now, and forgotten that much later."""
+        now = self.clock()
+        cutoff = now - KEEP_CLOSED_DAYS * DAY_S
+        gone: list[str] = []
+        with self.cursors.together():
+            for name, text in self.cursors.with_prefix("email:mail:").items():
+                thread = Thread.from_text(text)
+                if thread.state == DONE and not thread.closed_at:
+                    self.cursors.set(name, replace(thread, closed_at=now).to_text())
+                elif thread.state == DONE and thread.closed_at < cutoff:
+                    gone.append(name)
+            gone += [name for name, state in self.cursors.with_prefix("email:uid:").items()
+                     if state == DONE]
+            today = self._sent_key("")
+            gone += [name for name in self.cursors.with_prefix("email:sent:") if name < today]
+            self.cursors.forget(gone)
+        return len(gone)
+
     # -- the day's replies -----------------------------------------------------------------------
     def sent_today(self, address: str) -> int:
         return int(self.cursors.get(self._sent_key(address)) or 0)
@@ -129,6 +178,6 @@ class Threads:
     def count_sent(self, address: str) -> None:
         self.cursors.set(self._sent_key(address), str(self.sent_today(address) + 1))
 
-    @staticmethod
-    def _sent_key(address: str) -> str:
-        return f"email:sent:{datetime.now(UTC).date().isoformat()}:{address}"
+    def _sent_key(self, address: str) -> str:
+        day = datetime.fromtimestamp(self.clock(), UTC).date().isoformat()
+        return f"email:sent:{day}:{address}"
