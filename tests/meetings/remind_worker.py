@@ -12,6 +12,8 @@ already past at booking. Every part sent, in every process, is appended to ``FOL
 - ``book``: /meet, pick the slot at ``FOLDER/shift``'s meeting time, the owner approves;
   print the meeting and its reminders (the timer does not run);
 - ``book-cancel``: the same, then the guest cancels from /meetings;
+- ``book-move``: book a quarter of an hour later, then the guest reschedules to that time
+  from /meetings and the owner approves;
 - ``idle``: run the timer; ready at once (the test kills it before the reminders' time);
 - ``hang-before-advance``: run the timer; once the first reminder is sent and recorded,
   hang before it moves on (ready);
@@ -99,25 +101,42 @@ def reminders_sent() -> list[dict[str, Any]]:
     return [part for part in sent() if "Reminder:" in part["text"]]
 
 
-async def book(app: App, adapter: LoggingAdapter, cancel: bool) -> dict[str, Any]:
+async def pick(app: App, adapter: LoggingAdapter, buttons: list[Button], start: datetime) -> None:
+    """The guest presses the offered time starting at ``start``; the owner approves."""
+    gateway = app.chat.gateway
+    offered = next(m for m in app.meetings.store.listing(status="offered"))
+    slots = app.flows.runs.load(offered.run_id).get("slots")
+    index = next(i for i, s in enumerate(slots) if datetime.fromisoformat(s["start"]) == start)
+    assert (await gateway.press("telegram", GUEST, buttons[index].token)).accepted
+    approve = next(b for b in adapter.last_buttons(OWNER) if b.label == "Approve")
+    assert (await gateway.press("telegram", OWNER, approve.token)).accepted
+
+
+async def from_meetings(app: App, label: str) -> None:
+    """The guest presses ``label`` (Cancel, Reschedule) under their /meetings listing."""
+    gateway = app.chat.gateway
+    listing = await gateway.handle(IncomingMessage("telegram", GUEST, f"{label}-1", GUEST,
+                                                   "/meetings", "Bob"))
+    assert listing is not None
+    button = next(b for b in listing.buttons if b.label.startswith(label))
+    assert (await gateway.press("telegram", GUEST, button.token)).accepted
+
+
+async def book(app: App, adapter: LoggingAdapter, mode: str) -> dict[str, Any]:
     gateway = app.chat.gateway
     offer = await gateway.handle(IncomingMessage("telegram", GUEST, "1", GUEST,
                                                  "/meet budget review", "Bob"))
     assert offer is not None and offer.buttons, offer
-    slots = app.flows.runs.load(app.meetings.store.listing()[0].run_id).get("slots")
-    index = next(i for i, s in enumerate(slots)
-                 if datetime.fromisoformat(s["start"]) == meeting_start())
-    assert (await gateway.press("telegram", GUEST, offer.buttons[index].token)).accepted
-    approve = next(b for b in adapter.last_buttons(OWNER) if b.label == "Approve")
-    assert (await gateway.press("telegram", OWNER, approve.token)).accepted
-    [meeting] = app.meetings.store.listing()
-    if cancel:
-        listing = await gateway.handle(IncomingMessage("telegram", GUEST, "2", GUEST,
-                                                       "/meetings", "Bob"))
-        assert listing is not None
-        button = next(b for b in listing.buttons if b.label.startswith("Cancel"))
-        assert (await gateway.press("telegram", GUEST, button.token)).accepted
-    return {"status": app.meetings.store.listing()[0].status, "uid": meeting.uid,
+    # a move is booked a quarter later first: its old reminders would be due 15 minutes on
+    first = meeting_start() + timedelta(minutes=15 if mode == "book-move" else 0)
+    await pick(app, adapter, offer.buttons, first)
+    if mode == "book-cancel":
+        await from_meetings(app, "Cancel")
+    if mode == "book-move":
+        await from_meetings(app, "Reschedule")
+        await pick(app, adapter, adapter.last_buttons(GUEST), meeting_start())
+    [meeting] = app.meetings.store.listing(status="booked") or app.meetings.store.listing()
+    return {"status": meeting.status, "uid": meeting.uid,
             "start": meeting.start.isoformat() if meeting.start else None,
             "due_at": (meeting_start() - timedelta(minutes=15)).timestamp() - SHIFT}
 
@@ -140,8 +159,8 @@ async def main(mode: str) -> None:
     adapter = LoggingAdapter()
     await gateway.attach(adapter)
     result: dict[str, Any] = {}
-    if mode in ("book", "book-cancel"):
-        result = await book(app, adapter, cancel=mode == "book-cancel")
+    if mode.startswith("book"):
+        result = await book(app, adapter, mode)
     elif mode == "drain":
         await app.timer.tick()
     else:

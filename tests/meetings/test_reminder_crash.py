@@ -1,7 +1,8 @@
 """A meeting's reminders across SIGKILL: the guest and the owner each get one "Reminder: … in
 15 minutes …" with the link, never twice, whether the bot was killed before their time or
-after sending one and before recording it; a cancel removes them; the 1-day lead, already
-past at booking, is skipped. Real processes on one database (``remind_worker.py``)."""
+after sending one and before recording it; a cancel removes them, a move carries them to the
+new time; the 1-day lead, already past at booking, is skipped. Real processes on one database
+(``remind_worker.py``)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,14 @@ def test_a_cancel_removes_the_reminders(tmp_path: Path) -> None:
     wait_past(meeting["due_at"])
     after = finish(start_worker(WORKER, tmp_path, "drain"))
     assert after["reminders"] == [] and after["pending"] == []
+
+
+def test_a_moved_meeting_is_reminded_once_at_its_new_time_across_a_kill(tmp_path: Path) -> None:
+    meeting = booked(tmp_path, "book-move")
+    assert meeting["status"] == "booked" and meeting["start"].endswith("10:00:00+00:00")
+    kill_when_ready(tmp_path, start_worker(WORKER, tmp_path, "idle"))
+    wait_past(meeting["due_at"])
+    after = finish(start_worker(WORKER, tmp_path, "until-sent"))
+    assert_once_each(after["reminders"])  # for 10:00–10:15, the time it moved to
+    assert not any("10:15–10:30" in r["text"] for r in after["reminders"])
+    assert after["pending"] == []  # the old time's reminders went with the move
