@@ -128,9 +128,13 @@ class Mailbox:
         day = f"{since.day}-{MONTHS[since.month - 1]}-{since.year}"  # RFC 3501's date
         unseen = await self._imap.uid_search(f"UNSEEN SINCE {day}", charset=None)
         newer = await self._imap.uid_search(f"UID {after_uid + 1}:*", charset=None)
-        uids = {int(word) for response in (unseen, newer) for line in response.lines[:-1]
-                for word in bytes(line).split() if word.isdigit()}
-        return sorted(uid for uid in uids if uid > 0)
+        # "UID n:*" always holds the folder's last mail, even when n is past it (RFC 3501
+        # 6.4.8: * is the highest UID, and n:* is *:n): only the truly newer ones are kept
+        listed = {int(word) for line in newer.lines[:-1] for word in bytes(line).split()
+                  if word.isdigit() and int(word) > after_uid}
+        listed |= {int(word) for line in unseen.lines[:-1] for word in bytes(line).split()
+                   if word.isdigit()}
+        return sorted(uid for uid in listed if uid > 0)
 
     async def head(self, uid: int) -> Head | None:
         """A mail's headers, size and structure (its body stays on the server); None if gone."""

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.adapters.email.threads import DONE, KEEP_CLOSED_DAYS, Thread, Threads
+from bot.adapters.email.mailbox import Mailbox
+
+from bot.adapters.email.threads import (
+    ANSWER_WITHIN_DAYS,
+    DONE,
+    KEEP_CLOSED_DAYS,
+    Thread,
+    Threads,
+)
+from bot.config.email_settings import EmailSettings
 from bot.delivery.cursors import Cursors
 from bot.delivery.ledger import ledger_stores
 from bot.schema import open_database
 from tests.adapters.email.conftest import DeskProcess
-from tests.support.mail_servers import Dovecot, Smtp, mail
+from tests.support.mail_servers import DESK, PASSWORD, Dovecot, Smtp, mail
 
 ANA = "Ana Lima <ana@example.com>"
 DAY_S = 86_400.0
@@ -22,10 +33,10 @@ def test_a_new_desk_answers_recent_unseen_mail_only_and_leaves_the_flags_of_the_
                     flags="(\\Seen)", days_ago=200)
     dovecot.deliver(mail(ANA, "Forgotten", "Never opened.", message_id="<stale@example.com>"),
                     days_ago=40)
-    dovecot.deliver(mail(ANA, "Read today", "Opened in another client before the desk came.",
-                         message_id="<today-read@example.com>"), flags="(\\Seen)")
     dovecot.deliver(mail(ANA, "This week", "Still waiting for you.",
                          message_id="<fresh@example.com>"), days_ago=3)
+    dovecot.deliver(mail(ANA, "Read today", "Opened in another client before the desk came.",
+                         message_id="<today-read@example.com>"), flags="(\\Seen)")
     desk = desk_process()
     desk.start()
     [reply] = smtp.wait_for(1)
@@ -41,6 +52,30 @@ def test_a_new_desk_answers_recent_unseen_mail_only_and_leaves_the_flags_of_the_
 
 def cursors_in(folder: Path) -> Cursors:
     return ledger_stores(open_database(folder / "frontdesk.db")).cursors
+
+
+def test_the_folder_lists_neither_its_last_mail_once_read_nor_old_unseen_mail(
+        dovecot: Dovecot) -> None:
+    """IMAP's "UID n:*" holds the last mail even when n is past it: a quiet mailbox would
+    have its last mail answered again once its record was forgotten."""
+    dovecot.deliver(mail(ANA, "Old", "Unread for months.", message_id="<old@x>"), days_ago=90)
+    dovecot.deliver(mail(ANA, "Read", "Answered long ago.", message_id="<read@x>"),
+                    flags="(\\Seen)")
+    since = (datetime.now(UTC) - timedelta(days=ANSWER_WITHIN_DAYS)).date()
+
+    async def listed(after_last: int) -> list[int]:
+        mailbox = Mailbox(EmailSettings(DESK, "127.0.0.1", "127.0.0.1", imap_port=dovecot.port,
+                                        security="none", username=DESK, password=PASSWORD))
+        try:
+            await mailbox.open()
+            return await mailbox.to_read(mailbox.uid_next - 1 - after_last, since)
+        finally:
+            await mailbox.close()
+
+    assert asyncio.run(listed(0)) == []
+    assert asyncio.run(listed(1)) == [2]  # one past the place: the read one is newer
+    dovecot.deliver(mail(ANA, "New", "Just now.", message_id="<new@x>"))
+    assert asyncio.run(listed(1)) == [3]
 
 
 class Clock:
