@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.adapters.email.mailbox import Mailbox
-
 from bot.adapters.email.threads import (
     ANSWER_WITHIN_DAYS,
     DONE,
