@@ -15,7 +15,8 @@
   already read there.
 
 The records do not grow for ever (``forget_old``, once a day): a mail closed more than
-``KEEP_CLOSED_DAYS`` ago is forgotten with its place, and so are the counts of past days. The
+``KEEP_CLOSED_DAYS`` ago is forgotten with its place, and so are a correspondent's rows once
+none of their mail is left, and the counts of past days. The
 folder is never asked for an unseen mail older than ``ANSWER_WITHIN_DAYS`` (by the server's
 arrival date: ``Mailbox.to_read``), and every mail forgotten is older than that and marked
 seen, so no mail is answered twice however long the desk runs; one marked unread again after
@@ -151,21 +152,29 @@ class Threads:
 
     def forget_old(self) -> int:
         """Forget the mails closed more than ``KEEP_CLOSED_DAYS`` ago, the places of closed
-        mails (their Message-IDs are what keeps a mail from being answered twice), and the
-        counts of past days; how many records went. A mail closed before closings were
-        dated is dated now, and forgotten that much later."""
+        mails (their Message-IDs are what keeps a mail from being answered twice), what is
+        kept of a correspondent with no mail left, and the counts of past days; how many
+        records went. A mail closed before closings were dated is dated now, and forgotten
+        that much later."""
         now = self.clock()
         cutoff = now - KEEP_CLOSED_DAYS * DAY_S
         gone: list[str] = []
         with self.cursors.together():
+            kept: set[str] = set()  # the Message-IDs still recorded
             for name, text in self.cursors.with_prefix("email:mail:").items():
                 thread = Thread.from_text(text)
                 if thread.state == DONE and not thread.closed_at:
                     self.cursors.set(name, replace(thread, closed_at=now).to_text())
-                elif thread.state == DONE and thread.closed_at < cutoff:
+                if thread.state == DONE and thread.closed_at and thread.closed_at < cutoff:
                     gone.append(name)
+                else:
+                    kept.add(thread.message_id)
             gone += [name for name, state in self.cursors.with_prefix("email:uid:").items()
                      if state == DONE]
+            gone += [name for name, ids in self.cursors.with_prefix("email:open:").items()
+                     if ids == "[]"]
+            gone += [name for name, message_id in self.cursors.with_prefix("email:latest:")
+                     .items() if message_id not in kept]
             today = self._sent_key("")
             gone += [name for name in self.cursors.with_prefix("email:sent:") if name < today]
             self.cursors.forget(gone)

@@ -114,6 +114,10 @@ def test_closed_mails_are_forgotten_after_the_window_and_open_ones_never(
     assert threads.forget_old() == 1  # the recent one, now old
     assert [t.message_id for t in threads.still_open()] == ["<waiting@x>"]
     assert cursors.with_prefix("email:sent:") == {}
+    threads.closed(waiting)
+    clock.now += (KEEP_CLOSED_DAYS + 1) * DAY_S
+    assert threads.forget_old() == 4  # its mail and place, and what was kept of Ana
+    assert [name for name in cursors.with_prefix("email:")] == ["email:last:7"]
 
 
 def test_a_mail_closed_before_closings_were_dated_is_dated_then_forgotten(
