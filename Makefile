@@ -45,8 +45,8 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 # Two test processes (pytest-xdist), one file at a time each: a file's tests share its
-# fixtures and order, and most tests wait on servers and child processes, so two halve the
-# wall time on two cores. A single file or test runs in one process: `.venv/bin/pytest PATH`.
+# fixtures and order, and most tests wait on servers and child processes, so two nearly
+# halve the wall time on two cores. One file or test runs in one: `.venv/bin/pytest PATH`.
 pytest: $(STAMP) browser systemd dovecot
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
