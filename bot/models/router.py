@@ -27,7 +27,7 @@ from array import array
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -35,17 +35,20 @@ INTENTS = ("social", "question", "task", "urgent")
 WEIGHTS_FILE = "router_weights.json"
 MAX_CHARS = 2000  # a longer message is scored on its first 2,000 characters
 TOKEN = re.compile(r"[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
+DIGIT = re.compile(r"\d")
 SHOUTED = re.compile(r"\b[^\W\d_a-z]{3,}\b")
 # Scripts written without spaces between words (kana, CJK ideographs): a "token" there is a
 # whole clause, so its characters and character pairs are its words.
 UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 
 
+@lru_cache(maxsize=16)  # a message is folded by the router and by each rule in turn
 def fold(text: str) -> str:
     """Lower case, accents dropped (``é`` → ``e``), curly quotes straightened, digits as ``0``."""
-    decomposed = unicodedata.normalize("NFKD", text.replace("’", "'").replace("‘", "'"))
-    kept = "".join(char for char in decomposed if not unicodedata.combining(char))
-    return re.sub(r"\d", "0", kept.lower())
+    if not text.isascii():  # ASCII has no accents or curly quotes: NFKD leaves it as it is
+        decomposed = unicodedata.normalize("NFKD", text.replace("’", "'").replace("‘", "'"))
+        text = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return DIGIT.sub("0", text.lower())
 
 
 def is_emoji(char: str) -> bool:
