@@ -12,8 +12,8 @@ already past at booking. Every part sent, in every process, is appended to ``FOL
 - ``book``: /meet, pick the slot at ``FOLDER/shift``'s meeting time, the owner approves;
   print the meeting and its reminders (the timer does not run);
 - ``book-cancel``: the same, then the guest cancels from /meetings;
-- ``book-move``: book a quarter of an hour later, then the guest reschedules to that time
-  from /meetings and the owner approves;
+- ``book-move``: book 10:15 instead, then the guest reschedules to 10:00 from /meetings and
+  the owner approves;
 - ``idle``: run the timer; ready at once (the test kills it before the reminders' time);
 - ``hang-before-advance``: run the timer; once the first reminder is sent and recorded,
   hang before it moves on (ready);
