@@ -70,15 +70,20 @@ class Buttons:
         kind = token.partition(".")[0] if "." in token else ""
         return ButtonTarget(str(row[0]), str(row[1]), str(row[2]), str(row[3]), kind)
 
-    def prune(self, before: datetime, open_runs: set[str]) -> dict[str, int]:
+    def prune(self, before: datetime, open_runs: set[str],
+              open_drafts: set[str] | None = None) -> dict[str, int]:
         """Remove the run buttons made before ``before`` whose run is not in ``open_runs``
-        (its wait is decided, or it ended): a press on one says "not valid (anymore)", as it
-        would have. Pairing and meeting buttons stay: a stranger may still be undecided, a
-        booking still ahead. The rows removed."""
+        (its wait is decided, or it ended), and the draft buttons whose draft is not in
+        ``open_drafts``: a press on one says "not valid (anymore)", as it would have. Pairing
+        and meeting buttons stay: a stranger may still be undecided, a booking still ahead.
+        The rows removed."""
         rows = self.conn.execute(
-            "SELECT token, run_id FROM buttons WHERE created_at < ? AND token LIKE 'run.%'",
+            "SELECT token, run_id FROM buttons WHERE created_at < ?"
+            " AND (token LIKE 'run.%' OR token LIKE 'draft.%')",
             (before.timestamp(),)).fetchall()
-        gone = [(token,) for token, run_id in rows if run_id not in open_runs]
+        still = {"run": open_runs, "draft": open_drafts or set()}
+        gone = [(token,) for token, run_id in rows
+                if run_id not in still[token.partition(".")[0]]]
         with transaction(self.conn):
             self.conn.executemany("DELETE FROM buttons WHERE token = ?", gone)
         return {"buttons": len(gone)}

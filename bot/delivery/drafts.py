@@ -15,6 +15,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from bot.messages import OutgoingFile
 from sqlitedb.database import Database
@@ -112,6 +113,21 @@ class Drafts:
             f"SELECT {_COLUMNS} FROM drafts WHERE status = ? ORDER BY created_at",
             (SEND,)).fetchall()
         return [_draft(row) for row in rows]
+
+
+    def open_ids(self) -> set[str]:
+        """The drafts still to decide, or decided "send" and not yet queued."""
+        rows = self.conn.execute("SELECT id FROM drafts WHERE status IN (?, ?)", (PENDING, SEND))
+        return {str(row[0]) for row in rows}
+
+    def prune(self, before: datetime) -> dict[str, int]:
+        """Forget the drafts decided before ``before`` whose reply is queued (the outbox
+        keeps what it sends) or that were not sent; a press on one of their buttons says it
+        is not valid (anymore). One still open stays. The rows removed."""
+        removed = self.conn.execute(
+            "DELETE FROM drafts WHERE status IN (?, ?) AND decided_at < ?",
+            (QUEUED, DROPPED, before.timestamp())).rowcount
+        return {"drafts": removed}
 
 
 def _draft(row: tuple[object, ...]) -> Draft:

@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from bot.config.settings import Settings
 from bot.config.text import clean, escape_markdown, one_name
@@ -167,6 +168,15 @@ class NoticeLog:
         rows = self.conn.execute(f"SELECT {_COLUMNS} FROM notices WHERE notice IS NULL"
                                  " ORDER BY received_at, rowid").fetchall()
         return [Urgent(*row) for row in rows]
+
+    def prune(self, before: datetime, now: datetime) -> dict[str, int]:
+        """Forget the messages whose notice left before ``before`` and more than ``WINDOW_S``
+        ago (the hourly count still reads those of the last hour); one still held stays. The
+        rows removed."""
+        horizon = min(before.timestamp(), now.timestamp() - WINDOW_S)
+        removed = self.conn.execute(
+            "DELETE FROM notices WHERE notice IS NOT NULL AND sent_at < ?", (horizon,)).rowcount
+        return {"notices": removed}
 
     def carried(self, keys: Sequence[str], notice: str, at: float) -> None:
         """These held messages left in ``notice`` at ``at``."""

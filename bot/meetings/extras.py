@@ -98,3 +98,17 @@ class MeetingExtras:
         row = self.conn.execute("SELECT COUNT(*) FROM meeting_moves WHERE moves = ?",
                                 (booked_id,)).fetchone()
         return int(row[0])
+
+    def prune(self, meetings: set[str], uids: set[str]) -> dict[str, int]:
+        """Forget the moves between requests of which none is kept in ``meetings`` and the
+        events whose UID no kept request has (``uids``): their meetings were pruned. The rows
+        removed."""
+        moves = self.conn.execute("SELECT id, moves FROM meeting_moves").fetchall()
+        gone_moves = [(id_,) for id_, booked in moves if id_ not in meetings
+                      and booked not in meetings]
+        events = self.conn.execute("SELECT uid FROM meeting_events").fetchall()
+        gone_events = [(uid,) for (uid,) in events if uid not in uids]
+        with transaction(self.conn):
+            self.conn.executemany("DELETE FROM meeting_moves WHERE id = ?", gone_moves)
+            self.conn.executemany("DELETE FROM meeting_events WHERE uid = ?", gone_events)
+        return {"meeting_moves": len(gone_moves), "meeting_events": len(gone_events)}

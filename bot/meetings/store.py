@@ -182,6 +182,11 @@ class MeetingStore:
             " ORDER BY COALESCE(start_ts, created_at), id LIMIT ?", (*args, limit)).fetchall()
         return [_row(r) for r in rows]
 
+    def kept(self) -> tuple[set[str], set[str]]:
+        """Every request's id, and every UID a request has (what the extras may point at)."""
+        rows = self.conn.execute("SELECT id, uid FROM meetings").fetchall()
+        return {str(id_) for id_, _ in rows}, {str(uid) for _, uid in rows if uid}
+
     def prune(self, before: datetime) -> dict[str, int]:
         """Remove the requests settled before ``before``: declined, expired or in conflict
         since then, and bookings that ended by then (one still ahead, or still offered or

@@ -5,9 +5,11 @@ them, returning the rows removed per table): the runs that ended with their even
 steps (``graphs.runs``), the inbox's answered messages (their payload; the key stays while
 the platform could still deliver the message again), sent outbox parts and their files,
 run buttons whose wait is decided, run filings, leftover live messages, per-call cost rows
-(folded into each day's totals first), past reminders and meetings. Never removed: a run still
-running or waiting and what points at it, a reminder or meeting still ahead, memory notes and
-chat history, the people. Attachments left on disk and JSONL trace folders go too.
+(folded into each day's totals first), past reminders and meetings (and their events' links
+and moves), the owner's urgent notices once sent, and guests' drafts once decided (with their
+buttons). Never removed: a run still running or waiting and what points at it, a reminder or
+meeting still ahead, a notice still held, a draft still open, memory notes and chat history,
+the people. Attachments left on disk and JSONL trace folders go too.
 
 ``prune`` does it in batches: each transaction removes what ended before a cut-off that lets
 about ``BATCH_RUNS`` runs go (and with them what was written in the same span of time: their
@@ -37,11 +39,14 @@ from zoneinfo import ZoneInfo
 
 from bot.config.settings import Settings
 from bot.delivery.buttons import Buttons
+from bot.delivery.drafts import Drafts
 from bot.delivery.files import OutboxFiles
 from bot.delivery.inbox import Inbox
+from bot.delivery.notifier import NoticeLog
 from bot.delivery.parts import OutboxParts
 from bot.delivery.run_chats import RunChats
 from bot.delivery.shown import LiveMessages
+from bot.meetings.extras import MeetingExtras
 from bot.meetings.store import MeetingStore
 from bot.models.costs import SpendLog
 from bot.reminders.store import Reminder, Reminders
@@ -182,19 +187,23 @@ def remove_rows(db: Database, settings: Settings, before: datetime,
     parts = OutboxParts(db)
     unsent = parts.unsent_replies()
     zone = ZoneInfo(settings.timezone) if settings.timezone else None
+    drafts = Drafts(db)
+    meetings = MeetingStore(db)
     removed: dict[str, int] = {}
     for counts in (runs.prune(before),
                    Inbox(db).prune(before, now),
                    parts.prune(before),
                    OutboxFiles(db).prune(before, unsent),
-                   Buttons(db).prune(before, open_runs),
+                   Buttons(db).prune(before, open_runs, drafts.open_ids()),
                    RunChats(db).prune(before, open_runs),
                    LiveMessages(db).prune(before),
                    SpendLog(db, tz=zone, clock=now.timestamp).prune(before),
                    Reminders(db).prune(before),
-                   MeetingStore(db).prune(before)):
+                   meetings.prune(before),
+                   NoticeLog(db).prune(before, now),
+                   drafts.prune(before)):
         removed |= counts
-    return removed
+    return removed | MeetingExtras(db).prune(*meetings.kept())
 
 
 def remove_files(settings: Settings, days: float, now: datetime, *,

@@ -12,8 +12,11 @@ import pytest
 from bot.cli.main import main
 from bot.config.settings import Settings
 from bot.delivery.buttons import Buttons
+from bot.delivery.drafts import DROPPED, SEND, Draft, Drafts, draft_id
 from bot.delivery.inbox import Inbox
+from bot.delivery.notifier import NoticeLog, Urgent
 from bot.delivery.parts import OutboxParts
+from bot.meetings.extras import MeetingExtras
 from bot.models.costs import SpendLog
 from bot.reminders.store import Reminders
 from bot.retention.prune import prune
@@ -168,3 +171,48 @@ def test_prune_json_and_bad_days(home: Settings, capsys: pytest.CaptureFixture[s
     monkeypatch.setenv("FRONTDESK_KEEP_DAYS", "soon")
     assert main(["prune"]) == 2
     assert "FRONTDESK_KEEP_DAYS='soon'" in capsys.readouterr().err
+
+
+def add_meeting(db: Database, id_: str, status: str, uid: str, at: float) -> None:
+    """A request as the meetings store keeps it, last changed and ending at ``at``."""
+    db.writer.execute(
+        "INSERT INTO meetings (id, run_id, status, guest, guest_name, platform, chat_id, topic,"
+        " end_ts, uid, created_at, updated_at) VALUES (?, ?, ?, 'telegram:7', 'Bo',"
+        " 'telegram', '7', 'review', ?, ?, ?, ?)", (id_, id_, status, at, uid, at, at))
+
+
+def test_sent_notices_decided_drafts_and_pruned_meetings_extras_go(home: Settings) -> None:
+    with open_database(home.database) as db:
+        notices = NoticeLog(db)
+        for key, notice, sent_at in (("old-sent", "n1", OLD), ("old-held", None, None),
+                                     ("fresh-sent", "n2", FRESH)):
+            notices.record(Urgent(key, "telegram:7", "Bo", "telegram", "help", OLD, notice,
+                                  sent_at))
+        drafts, buttons = Drafts(db), Buttons(db)
+        for message_id, decision in (("1", DROPPED), ("2", SEND), ("3", None), ("4", SEND)):
+            draft = drafts.keep(Draft(draft_id("email", "ann", message_id), "email", "ann",
+                                      message_id, "ann", "Ann", "hi", "Hello Ann"))
+            buttons.issue("draft", draft.id, "decide", "send", "Send")
+            if decision is not None:
+                drafts.decide(draft.id, decision, "owner")
+        drafts.queued(draft_id("email", "ann", "2"))  # "4" was pressed but is not queued yet
+        db.writer.execute("UPDATE drafts SET created_at = ?, decided_at = ?", (OLD, OLD))
+        db.writer.execute("UPDATE buttons SET created_at = ?", (OLD,))
+        add_meeting(db, "m-old", "cancelled", "u-old", OLD)
+        add_meeting(db, "m-ahead", "booked", "u-ahead", NOW + 3 * DAY)
+        extras = MeetingExtras(db)
+        for uid in ("u-old", "u-ahead"):
+            extras.link_for(uid, lambda: "https://meet.example/x")
+        extras.moving("m-old-move", "m-old")
+        extras.moving("m-ahead-move", "m-ahead")
+        result = prune(db, home)
+        assert result.removed["notices"] == 1
+        assert notices.get("old-sent") is None
+        assert notices.get("old-held") is not None and notices.get("fresh-sent") is not None
+        assert result.removed["drafts"] == 2  # dropped, and queued: the outbox has its reply
+        assert drafts.open_ids() == {draft_id("email", "ann", n) for n in ("3", "4")}
+        assert {row[0] for row in db.reader.execute("SELECT run_id FROM buttons")} == \
+            drafts.open_ids()
+        assert (result.removed["meeting_events"], result.removed["meeting_moves"]) == (1, 1)
+        assert extras.link("u-old") is None and extras.link("u-ahead") is not None
+        assert extras.moves("m-old-move") is None and extras.moves("m-ahead-move") == "m-ahead"
