@@ -114,7 +114,6 @@ class Drafts:
             (SEND,)).fetchall()
         return [_draft(row) for row in rows]
 
-
     def open_ids(self) -> set[str]:
         """The drafts still to decide, or decided "send" and not yet queued."""
         rows = self.conn.execute("SELECT id FROM drafts WHERE status IN (?, ?)", (PENDING, SEND))
