@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email import policy
@@ -48,7 +47,6 @@ log = logging.getLogger(__name__)
 TOO_LARGE = ("Your mail was too large for me to read (over {mb:g} MB); please send it "
              "again without the large attachments, or with a link to them.")
 MARK_AT_STOP_S = 5.0  # a stop marks what was answered; a server that does not answer waits
-FORGET_EVERY_S = 86_400.0
 
 
 def parse(raw: bytes) -> EmailMessage:
@@ -106,7 +104,6 @@ class EmailIntake:
         self.to_mark: list[tuple[str, int, Thread | None]] = []
         self.wake = asyncio.Event()  # the loop ends its IDLE to mark them
         self.chains = ChatChains()  # each chat's answers in order, chats side by side
-        self.forget_at = 0.0  # monotonic: when old records are next forgotten (at once)
 
     async def serve(self) -> None:
         """Look, mark, wait for news; again, until cancelled (or the connection fails). Once
@@ -114,9 +111,8 @@ class EmailIntake:
         while True:
             stop_if_cancelled()
             await self.mark_answered()
-            if time.monotonic() >= self.forget_at:
-                log.info("email: %d old records forgotten", self.threads.forget_old())
-                self.forget_at = time.monotonic() + FORGET_EVERY_S
+            if (forgotten := self.threads.forget_when_due()) is not None:
+                log.info("email: %d old records forgotten", forgotten)
             await self.scan()
             self.wake.clear()
             if not self.to_mark:

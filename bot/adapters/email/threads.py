@@ -14,13 +14,13 @@
   mail it holds then (``begin``), so a desk pointed at an old mailbox answers none of what was
   already read there.
 
-The records do not grow for ever (``forget_old``, once a day): a mail closed more than
-``KEEP_CLOSED_DAYS`` ago is forgotten with its place, and so are a correspondent's rows once
-none of their mail is left, and the counts of past days. The
-folder is never asked for an unseen mail older than ``ANSWER_WITHIN_DAYS`` (by the server's
-arrival date: ``Mailbox.to_read``), and every mail forgotten is older than that and marked
-seen, so no mail is answered twice however long the desk runs; one marked unread again after
-a month is left alone.
+The records do not grow for ever (``forget_old``, once a day: ``forget_when_due``): a mail
+closed more than ``KEEP_CLOSED_DAYS`` ago is forgotten with its place, and so are a
+correspondent's rows once none of their mail is left, and the counts of past days. The folder
+is never asked for an unseen mail older than ``ANSWER_WITHIN_DAYS`` (by the server's arrival
+date: ``Mailbox.to_read``), and every mail forgotten is older than that and marked seen, so no
+mail is answered twice however long the desk runs; one marked unread again after a month is
+left alone.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class Threads:
                  clock: Callable[[], float] = time.time) -> None:
         self.cursors = cursors
         self.clock = clock
+        self.forget_after = 0.0  # when ``forget_when_due`` next forgets (at once, then daily)
 
     # -- the server's places -----------------------------------------------------------------
     def uid_state(self, uidvalidity: str, uid: int) -> str | None:
@@ -149,6 +150,14 @@ class Threads:
     def _open_ids(self, address: str) -> list[str]:
         ids: list[str] = json.loads(self.cursors.get(f"email:open:{address}") or "[]")
         return ids
+
+    def forget_when_due(self) -> int | None:
+        """``forget_old`` once a day (the first call at once; a reconnect does not count as a
+        new day): how many records went, or None when it was not yet due."""
+        if self.clock() < self.forget_after:
+            return None
+        self.forget_after = self.clock() + DAY_S
+        return self.forget_old()
 
     def forget_old(self) -> int:
         """Forget the mails closed more than ``KEEP_CLOSED_DAYS`` ago, the places of closed
