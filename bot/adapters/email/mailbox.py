@@ -130,10 +130,7 @@ class Mailbox:
         newer = await self._imap.uid_search(f"UID {after_uid + 1}:*", charset=None)
         # "UID n:*" always holds the folder's last mail, even when n is past it (RFC 3501
         # 6.4.8: * is the highest UID, and n:* is *:n): only the truly newer ones are kept
-        listed = {int(word) for line in newer.lines[:-1] for word in bytes(line).split()
-                  if word.isdigit() and int(word) > after_uid}
-        listed |= {int(word) for line in unseen.lines[:-1] for word in bytes(line).split()
-                   if word.isdigit()}
+        listed = {uid for uid in _uids(newer.lines) if uid > after_uid} | _uids(unseen.lines)
         return sorted(uid for uid in listed if uid > 0)
 
     async def head(self, uid: int) -> Head | None:
@@ -237,3 +234,8 @@ def _said(lines: list[Any], pattern: re.Pattern[bytes]) -> str | None:
         if isinstance(line, bytes | bytearray) and (found := pattern.search(line)):
             return found.group(1).decode()
     return None
+
+
+def _uids(lines: list[Any]) -> set[int]:
+    """The UIDs a UID SEARCH answered (its last line is the command's status)."""
+    return {int(word) for line in lines[:-1] for word in bytes(line).split() if word.isdigit()}
