@@ -108,6 +108,7 @@ def prune(db: Database, settings: Settings, days: float | None = None, *,
         try:
             with db.transaction():
                 result.removed = remove_rows(db, settings, result.before, moment)
+                result.removed |= remove_orphans(db)
                 raise DryRun
         except DryRun:
             pass
@@ -120,6 +121,8 @@ def prune(db: Database, settings: Settings, days: float | None = None, *,
             for table, removed in counts.items():
                 result.removed[table] = result.removed.get(table, 0) + removed
             time.sleep(PAUSE_S)  # the writer's lock is not fair: let a waiting write in
+        with db.transaction():
+            result.removed |= remove_orphans(db)
     result.removed |= remove_files(settings, keep, moment, dry_run=dry_run)
     if not dry_run:
         reclaim(db.writer)
@@ -188,7 +191,6 @@ def remove_rows(db: Database, settings: Settings, before: datetime,
     unsent = parts.unsent_replies()
     zone = ZoneInfo(settings.timezone) if settings.timezone else None
     drafts = Drafts(db)
-    meetings = MeetingStore(db)
     removed: dict[str, int] = {}
     for counts in (runs.prune(before),
                    Inbox(db).prune(before, now),
@@ -199,11 +201,17 @@ def remove_rows(db: Database, settings: Settings, before: datetime,
                    LiveMessages(db).prune(before),
                    SpendLog(db, tz=zone, clock=now.timestamp).prune(before),
                    Reminders(db).prune(before),
-                   meetings.prune(before),
+                   MeetingStore(db).prune(before),
                    NoticeLog(db).prune(before, now),
                    drafts.prune(before)):
         removed |= counts
-    return removed | MeetingExtras(db).prune(*meetings.kept())
+    return removed
+
+
+def remove_orphans(db: Database) -> dict[str, int]:
+    """What no kept row points at any more, once after the batches (it has no time of its
+    own): the event links and moves of meetings pruned."""
+    return MeetingExtras(db).prune(*MeetingStore(db).kept())
 
 
 def remove_files(settings: Settings, days: float, now: datetime, *,
