@@ -22,6 +22,7 @@ from bot.media.documents import MAX_DOCUMENT_CHARS, MAX_PDF_PAGES, extract_text
 from bot.media.workers import WorkerPool, shared_pool
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.support.files import pdf_sharing_one_stream, pdf_with_text, png_declaring
+from tests.support.polling import until
 from tests.support.telegram_bot import GUEST, OWNER, Starter, TelegramBot
 
 pytestmark = pytest.mark.filterwarnings("ignore:Please use 'Bot.getUpdates'")
@@ -36,10 +37,7 @@ def pdf_taking_seconds() -> bytes:
 
 async def answered_at(tg: TelegramBot, chat: int, count: int = 1) -> float:
     """The moment (monotonic) the chat has ``count`` replies; polled with a deadline."""
-    deadline = time.monotonic() + WAIT_S
-    while len(tg.replies(chat)) < count:
-        assert time.monotonic() < deadline, f"no reply in chat {chat}"
-        await asyncio.sleep(0.005)
+    await until(lambda: len(tg.replies(chat)) >= count, WAIT_S)
     return time.monotonic()
 
 

@@ -29,6 +29,7 @@ import httpx
 import pytest
 
 from tests.support.child_process import clean_env
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # a cold pip cache is slow
 
@@ -129,14 +130,14 @@ def free_port() -> int:
 
 def get_when_up(url: str, server: subprocess.Popen[str], deadline: float) -> httpx.Response:
     """GET ``url`` once ``server`` listens, polling until ``deadline`` (or until it exits)."""
-    while True:
+    def answered() -> httpx.Response | None:
         try:
             return httpx.get(url, timeout=5)
         except httpx.TransportError:
             assert server.poll() is None, f"the dashboard exited: {server.communicate()[1]}"
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)  # the poll's interval: nothing to wait on but the port
+            return None
+
+    return wait_until(answered, deadline - time.monotonic(), what=url, interval=0.1)
 
 
 def test_the_dashboard_from_the_installed_wheel(installed: Installed, tmp_path: Path) -> None:

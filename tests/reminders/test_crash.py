@@ -11,16 +11,14 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from tests.support.crashing import finish, kill_when_ready, start_worker
+from tests.support.polling import wait_until
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 
 
 def wait_past(moment: float) -> None:
     """Poll the clock (with a deadline) until ``moment`` has passed."""
-    deadline = time.monotonic() + 30
-    while time.time() <= moment:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    wait_until(lambda: time.time() > moment, 30, what="the moment", interval=0.01)
 
 
 def test_killed_before_its_time_it_is_sent_once_at_start_marked_late(tmp_path: Path) -> None:

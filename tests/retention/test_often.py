@@ -10,6 +10,7 @@ import pytest
 
 from bot.app import assemble
 from bot.config.settings import Settings
+from tests.support.polling import until
 
 
 async def test_the_served_bot_prunes_a_short_keep_without_being_asked(tmp_path: Path) -> None:
@@ -58,10 +59,7 @@ async def test_a_prune_cancelled_by_the_stop_ends_its_batch_before_the_cancel_re
 
     monkeypatch.setattr(pruning, "prune", batches)
     task = asyncio.create_task(pruning.prune_in_thread(None, None))  # type: ignore[arg-type]
-    for _ in range(1_000):  # polled, up to ten seconds: the thread has begun its batch
-        if began.is_set():
-            break
-        await asyncio.sleep(0.01)
+    await until(began.is_set, 10)  # the thread has begun its batch (a threading.Event)
     assert began.is_set()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

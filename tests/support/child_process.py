@@ -8,10 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
+
+from tests.support.polling import wait_until
 
 T = TypeVar("T")
 # settings of the machine the tests run on, which no test process may inherit
@@ -61,14 +62,15 @@ class RunProcess:
 
     def poll(self, predicate: Callable[[], T], timeout: float = 20.0) -> T:
         """Poll a condition until a deadline; fail at once, with the log, if the bot died."""
-        deadline = time.monotonic() + timeout
-        while not (value := predicate()):
+        def alive_and() -> T:
             if self.proc is None or self.proc.poll() is not None:
                 raise AssertionError(f"the bot exited; log:\n{self.log()[-3000:]}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out; bot log:\n{self.log()[-3000:]}")
-            time.sleep(0.02)  # the poll's interval
-        return value
+            return predicate()
+
+        try:
+            return wait_until(alive_and, timeout)
+        except TimeoutError:
+            raise AssertionError(f"timed out; bot log:\n{self.log()[-3000:]}") from None
 
     def kill(self) -> None:
         """SIGKILL: whatever the bot had in memory is gone."""

@@ -13,10 +13,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from tests.support.polling import wait_until
 
 
 def start_worker(script: Path, tmp_path: Path, mode: str, *extra: str) -> subprocess.Popen[str]:
@@ -35,11 +36,11 @@ def finish(proc: subprocess.Popen[str]) -> Any:
 
 def kill_when_ready(tmp_path: Path, proc: subprocess.Popen[str]) -> None:
     """SIGKILL the worker once it says it reached its crash point (polled, with a deadline)."""
-    deadline = time.monotonic() + 30
-    while not (tmp_path / "ready").exists():
+    def ready() -> bool:
         assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() < deadline, "the worker never reached its crash point"
-        time.sleep(0.01)
+        return (tmp_path / "ready").exists()
+
+    wait_until(ready, 30, what="the worker's crash point", interval=0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     (tmp_path / "ready").unlink()

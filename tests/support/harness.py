@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -30,9 +30,9 @@ from bot.models.base import Message, Observer, TextSink, ToolSpec, as_messages, 
 from bot.models.base import Reply as ModelReply
 from graphs.protocols import request_sent
 from tests.fakes.model import FakeModel
+from tests.support.polling import until as until  # the tests take it from here
 
 OWNER, GUEST, STRANGER = "100", "200", "999"
-T = TypeVar("T")
 OWNER_CHAT = "dm-owner"  # where the adapter reaches the owner directly
 _message_ids = itertools.count(1)
 
@@ -265,11 +265,3 @@ class FakeClock:
         self.now += seconds
         self.moved.set()
 
-
-async def until(predicate: Callable[[], T], timeout: float = 10.0) -> T:
-    """Poll ``predicate`` until it holds, with a deadline."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (result := predicate()):
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-    return result

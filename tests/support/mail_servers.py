@@ -32,6 +32,7 @@ from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
 from tests.support.child_process import terminate
 from tests.support.mail_tls import Certificate
+from tests.support.polling import wait_until
 
 DESK = "desk@frontdesk.test"
 PASSWORD = "desk-secret-8"
@@ -140,15 +141,19 @@ class Dovecot:
             os.chmod(self.root / "passwd", 0o644)
         self.proc = subprocess.Popen([DOVECOT, "-F", "-c", str(config)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 15
-        while True:
+        def listening() -> bool:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    break
+                    return True
             except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
+                if self.proc is None or self.proc.poll() is not None:
                     raise RuntimeError(f"dovecot did not start: {self.log()}") from None
-                time.sleep(0.05)
+                return False
+
+        try:
+            wait_until(listening, 15, interval=0.05)
+        except TimeoutError:
+            raise RuntimeError(f"dovecot did not start: {self.log()}") from None
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,12 +12,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.fakes.discord_server import OWNER_ID, FakeDiscord
 from tests.support.child_process import clean_env
+from tests.support.polling import wait_until
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -113,11 +113,7 @@ class FrontdeskProcess:
         A part Discord accepted is only marked a moment later; a SIGKILL in between sends it
         again at restart (at-least-once), so a crash test waits for the mark first.
         """
-        deadline = time.monotonic() + timeout
-        while self.unsent_parts():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"outbox parts still unsent after {timeout} s")
-            time.sleep(0.02)
+        wait_until(lambda: not self.unsent_parts(), timeout, what="every outbox part sent")
 
     def __enter__(self) -> FrontdeskProcess:
         return self

@@ -17,6 +17,7 @@ from graphs.nodes import human_node, route_on
 from graphs.runs import Runs, RunStore
 from graphs.trace import read_jsonl, write_jsonl
 from tests.support.crashing import finish, kill_when_ready, ran, start_worker
+from tests.support.polling import until
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 
@@ -297,10 +298,11 @@ async def test_two_waits_answered_while_the_run_is_still_running(
         graph.add_edge(name, "join")
     runs.register(graph)
     first = asyncio.create_task(runs.start(graph, {}))
-    deadline = time.monotonic() + 10
-    while len(store.waits()) < 2:  # both questions asked; busy is still at work
-        assert time.monotonic() < deadline and not first.done()
-        await asyncio.sleep(0.001)
+    def both_asked() -> bool:  # both questions asked; busy is still at work
+        assert not first.done()
+        return len(store.waits()) >= 2
+
+    await until(both_asked, 10)
     run_id = store.waits()[0].run_id
     for answer in ("yes to A", "yes to B"):
         taken = await asyncio.wait_for(runs.resume(run_id, answer, by="owner"), timeout=10)
